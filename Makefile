@@ -1,0 +1,59 @@
+# meishi — see README.md. `make demo` and `make test` install missing Debian packages first.
+SWIFT    ?= swift
+PREFIX   ?= /usr/local
+BINDIR   := $(PREFIX)/bin
+MANDIR   := $(PREFIX)/share/man/man1
+RELEASE  := .build/release/meishi
+DEBUG    := .build/debug/meishi
+
+.PHONY: all deps build release demo test bench man check-man install uninstall clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+demo: release
+	@scripts/demo.sh $(RELEASE)
+
+test: deps
+	@scripts/python-tools.sh
+	$(SWIFT) build
+	@scripts/check-man.sh $(DEBUG)
+	$(SWIFT) test
+
+bench: release
+	@scripts/bench.sh
+
+# Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.
+man: build
+	@scripts/make-man.sh $(DEBUG) > man/meishi.1.new && mv man/meishi.1.new man/meishi.1
+
+check-man: build
+	@scripts/check-man.sh $(DEBUG)
+
+install: release
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 0755 $(RELEASE) $(DESTDIR)$(BINDIR)/meishi
+	install -m 0644 man/meishi.1 $(DESTDIR)$(MANDIR)/meishi.1
+	$(RELEASE) --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/meishi
+	$(RELEASE) --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_meishi
+	$(RELEASE) --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/meishi.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/meishi $(DESTDIR)$(MANDIR)/meishi.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/meishi \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_meishi \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/meishi.fish
+
+clean:
+	rm -rf .build .venv bench-out

@@ -1,0 +1,64 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// One target per concern. Only the target named next to a C module imports it:
+//   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256)
+//   GRDB      -> MeishiStore       (SQLite)
+//   CQREncode, CZBar, CPNG, CJPEG -> the QR target (issue 3)
+// MeishiCard is pure Swift: the card model, the payload format and its canonical bytes.
+// MeishiKit ties them together for the CLI; the `meishi` executable only parses and prints.
+
+let package = Package(
+    name: "meishi",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "meishi", targets: ["meishi"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // MARK: C libraries (pkg-config names as in Debian's -dev packages)
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+
+        // MARK: Libraries
+        .target(name: "MeishiCard"),
+        .target(name: "MeishiCrypto", dependencies: ["CSodium"]),
+        .target(
+            name: "MeishiStore",
+            dependencies: [
+                "MeishiCard",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "MeishiKit",
+            dependencies: [
+                "MeishiCard", "MeishiCrypto", "MeishiStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "meishi",
+            dependencies: [
+                "MeishiKit", "MeishiCard",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // MARK: Tests
+        .testTarget(name: "MeishiCardTests", dependencies: ["MeishiCard"]),
+        .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),
+        .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard"]),
+        .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
+        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,32 @@
+/// Process exit statuses (sysexits.h), documented in the man page.
+public enum ExitStatus: Int32, Sendable {
+    case ok = 0
+    case failure = 1
+    /// EX_USAGE: wrong arguments or options.
+    case usage = 64
+    /// EX_DATAERR: the input is not valid (bad payload, bad field value).
+    case dataError = 65
+    /// EX_NOINPUT: a file, identity or contact that must exist does not.
+    case noInput = 66
+    /// EX_UNAVAILABLE: no peer, or a service is not there.
+    case unavailable = 69
+    /// EX_TEMPFAIL: timed out.
+    case timedOut = 75
+    /// EX_NOPERM: a key file others can read, or a wrong or missing passphrase.
+    case permission = 77
+}
+
+/// An error as the user sees it: what failed and why, a likely fix, and the exit status.
+public struct MeishiFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var hint: String?
+    public var status: ExitStatus
+
+    public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
+        self.message = message
+        self.hint = hint
+        self.status = status
+    }
+
+    public var description: String { message }
+}

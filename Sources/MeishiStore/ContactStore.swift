@@ -1,0 +1,256 @@
+import Foundation
+import GRDB
+import Logging
+import MeishiCard
+
+/// Failures of the contact store.
+public enum StoreError: Error, Equatable, Sendable {
+    /// No contact matches the reference.
+    case notFound(String)
+    /// Several contacts match; the candidates are listed as "id name did".
+    case ambiguous(String, candidates: [String])
+    /// The database could not be opened or used; the text is SQLite's.
+    case unavailable(String)
+}
+
+/// What storing a card did.
+public enum StoreOutcome: Equatable, Sendable {
+    /// A new DID; `conflicts` are other contacts using the same name or email.
+    case added(Contact, conflicts: [Contact])
+    /// A newer card replaced the stored one.
+    case updated(Contact, conflicts: [Contact])
+    /// The stored card is as new or newer; only trust and last-seen may have changed.
+    case unchanged(Contact)
+
+    public var contact: Contact {
+        switch self {
+        case .added(let c, _), .updated(let c, _), .unchanged(let c): c
+        }
+    }
+}
+
+/// Filters for listing contacts.
+public struct ContactQuery: Sendable {
+    public var trust: Trust?
+    public var search: String?
+    public var limit: Int?
+    public init(trust: Trust? = nil, search: String? = nil, limit: Int? = nil) {
+        self.trust = trust
+        self.search = search
+        self.limit = limit
+    }
+}
+
+/// The SQLite store of contacts, in WAL mode through a GRDB `DatabasePool`.
+public final class ContactStore: Sendable {
+    public static let fileName = "meishi.sqlite"
+    private let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating with mode 0600 when missing) and migrates the store at `path`.
+    public init(path: String, logger: Logger = Logger(label: "meishi.store")) throws(StoreError) {
+        self.path = path
+        // SQLite gives the -wal and -shm files the main file's mode, so creating it 0600
+        // first keeps all three private.
+        let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
+        close(fd)
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.label = "meishi"
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw .unavailable(Self.describe(error))
+        }
+        logger.debug("opened store", metadata: ["path": "\(path)"])
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? DatabaseError { return e.message ?? "\(e.resultCode)" }
+        return "\(error)"
+    }
+
+    /// Runs `body` in a read transaction.
+    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.read(body) } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
+    }
+
+    /// Runs `body` in a write transaction: all of it is stored, or none.
+    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.write(body) } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
+    }
+
+    // MARK: Migrations (never edit a shipped one: add a new one)
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-contacts") { db in
+            try db.create(table: "contact") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("did", .text).notNull().unique()
+                t.column("name", .text)
+                t.column("org", .text)
+                t.column("fields", .text).notNull()
+                t.column("level", .text).notNull()
+                t.column("trust", .text).notNull()
+                t.column("source", .text).notNull()
+                t.column("firstSeen", .integer).notNull()
+                t.column("lastSeen", .integer).notNull()
+                t.column("cardTimestamp", .integer).notNull()
+                t.column("signPubKey", .blob)
+                t.column("pubKey", .blob)
+                t.column("payload", .blob)
+                t.column("conflictsWith", .text)
+            }
+            try db.execute(sql: "CREATE INDEX contact_on_name ON contact(name COLLATE NOCASE, id)")
+            try db.create(table: "contact_value") { t in
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("field", .text).notNull()
+                t.column("value", .text).notNull()
+                t.column("normalized", .text).notNull()
+            }
+            try db.create(index: "contact_value_on_contact", on: "contact_value", columns: ["contactId"])
+            try db.create(index: "contact_value_on_normalized", on: "contact_value", columns: ["normalized"])
+        }
+        return m
+    }
+
+    // MARK: Storing
+
+    /// Stores `incoming`: a new DID is added; a known DID gets the fields of the newer card
+    /// (never older over newer) and keeps the higher trust.
+    public func store(_ incoming: Contact) throws(StoreError) -> StoreOutcome {
+        try write { db in try Self.store(incoming, in: db) }
+    }
+
+    static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
+        if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
+            existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
+            guard incoming.cardTimestamp > existing.cardTimestamp else {
+                existing.trust = max(existing.trust, incoming.trust)
+                try existing.update(db)
+                return .unchanged(existing)
+            }
+            var updated = incoming
+            updated.id = existing.id
+            updated.firstSeen = existing.firstSeen
+            updated.trust = max(existing.trust, incoming.trust)
+            let conflicts = try conflicts(for: updated, in: db)
+            updated.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
+            try updated.update(db)
+            try replaceValues(of: updated, in: db)
+            return .updated(updated, conflicts: conflicts)
+        }
+        var added = incoming
+        let conflicts = try conflicts(for: added, in: db)
+        added.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
+        try added.insert(db)
+        try replaceValues(of: added, in: db)
+        return .added(added, conflicts: conflicts)
+    }
+
+    /// Inserts many new contacts in one transaction (import and benchmarks).
+    public func insertAll(_ contacts: [Contact]) throws(StoreError) {
+        try write { db in
+            for var c in contacts {
+                try c.insert(db)
+                for v in c.matchValues {
+                    try ContactValue(contactId: c.id!, field: v.field, value: v.value, normalized: v.normalized).insert(db)
+                }
+            }
+        }
+    }
+
+    private static func replaceValues(of contact: Contact, in db: Database) throws {
+        try ContactValue.filter(Column("contactId") == contact.id!).deleteAll(db)
+        for v in contact.matchValues {
+            try ContactValue(contactId: contact.id!, field: v.field, value: v.value, normalized: v.normalized).insert(db)
+        }
+    }
+
+    /// Other DIDs that use the same name (ignoring case) or one of the same emails.
+    private static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
+        var ids = Set<Int64>()
+        if let name = contact.name, !name.isEmpty {
+            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE name = ? COLLATE NOCASE AND did != ?",
+                                          arguments: [name, contact.did])
+            ids.formUnion(rows)
+        }
+        let emails = (contact.fields["email"] ?? []).map(CardText.normalizedEmail)
+        if !emails.isEmpty {
+            let rows = try Int64.fetchAll(db, sql: """
+                SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
+                WHERE v.field = 'email' AND v.normalized IN (\(databaseQuestionMarks(count: emails.count))) AND c.did != ?
+                """, arguments: StatementArguments(emails + [contact.did]))
+            ids.formUnion(rows)
+        }
+        guard !ids.isEmpty else { return [] }
+        return try Contact.filter(keys: Array(ids)).order(Column("id")).fetchAll(db)
+    }
+
+    // MARK: Reading
+
+    public func count() throws(StoreError) -> Int {
+        try read { db in try Contact.fetchCount(db) }
+    }
+
+    public func list(_ query: ContactQuery) throws(StoreError) -> [Contact] {
+        try read { db in
+            var request = Contact.all()
+            if let trust = query.trust { request = request.filter(Column("trust") == trust) }
+            if let text = query.search, !text.isEmpty {
+                let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+                request = request.filter(sql: """
+                    (name LIKE ? ESCAPE '\\' OR org LIKE ? ESCAPE '\\' OR did LIKE ? ESCAPE '\\'
+                     OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
+                    """, arguments: [pattern, pattern, pattern, pattern])
+            }
+            request = request.order(sql: "name COLLATE NOCASE, id")
+            if let limit = query.limit { request = request.limit(limit) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// The one contact `ref` names: an id, a DID or unique DID prefix, or a unique name match
+    /// (exact, ignoring case, else a unique substring).
+    public func resolve(_ ref: String) throws(StoreError) -> Contact {
+        try read { db in try Self.resolve(ref, in: db) }
+    }
+
+    static func resolve(_ ref: String, in db: Database) throws -> Contact {
+        let trimmed = ref.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw StoreError.notFound(ref) }
+        if let id = Int64(trimmed), let c = try Contact.fetchOne(db, key: id) { return c }
+        var didPrefix: String?
+        if trimmed.hasPrefix("did:") { didPrefix = trimmed } else if trimmed.hasPrefix("z6Mk") { didPrefix = "did:key:" + trimmed }
+        if let didPrefix {
+            if let c = try Contact.filter(Column("did") == didPrefix).fetchOne(db) { return c }
+            let escaped = didPrefix.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "")
+            let found = try Contact.filter(sql: "did LIKE ? || '%'", arguments: [escaped]).limit(10).fetchAll(db)
+            return try unique(found, ref)
+        }
+        let exact = try Contact.filter(sql: "name = ? COLLATE NOCASE", arguments: [trimmed]).limit(10).fetchAll(db)
+        if !exact.isEmpty { return try unique(exact, ref) }
+        let pattern = "%" + trimmed.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
+        let partial = try Contact.filter(sql: "name LIKE ?", arguments: [pattern]).limit(10).fetchAll(db)
+        return try unique(partial, ref)
+    }
+
+    private static func unique(_ found: [Contact], _ ref: String) throws -> Contact {
+        if found.count == 1 { return found[0] }
+        if found.isEmpty { throw StoreError.notFound(ref) }
+        throw StoreError.ambiguous(ref, candidates: found.map { "\($0.id ?? 0) \($0.name ?? "-") \($0.did)" })
+    }
+
+    /// Deletes the contact `ref` names and returns it.
+    public func delete(_ ref: String) throws(StoreError) -> Contact {
+        try write { db in
+            let c = try Self.resolve(ref, in: db)
+            _ = try Contact.deleteOne(db, key: c.id)
+            return c
+        }
+    }
+}

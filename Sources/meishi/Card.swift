@@ -1,0 +1,43 @@
+import ArgumentParser
+import MeishiCard
+import MeishiKit
+
+struct CardCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "card",
+        abstract: "Edit, show and export your own card.",
+        discussion: """
+            Fields: name, title, org, email, phone, url, address, note and custom x-<word>. email, phone \
+            and url hold several values. Every value has a disclosure level, public < professional < \
+            personal; a share at level L includes the values at levels up to L. Without --level a value \
+            gets its field's default: public for name, title, org and url; professional for email and \
+            phone; personal for address, note and x- fields.
+            """,
+        subcommands: [CardSet.self, CardAdd.self, CardUnset.self, CardShow.self, CardExport.self])
+}
+
+/// The field, value and level arguments of `card set` and `card add`.
+struct FieldValueArguments: ParsableArguments {
+    @Argument(help: ArgumentHelp("The field: name, title, org, email, phone, url, address, note or x-<word>.", valueName: "field"))
+    var field: String
+
+    @Argument(help: ArgumentHelp("The value (UTF-8, at most 256 bytes).", valueName: "value"))
+    var value: String
+
+    @Option(help: "Disclosure level of the value (default: the field's default level).")
+    var level: DisclosureLevel?
+
+    func fieldName() throws -> FieldName {
+        do { return try FieldName(field) } catch { throw MeishiFailure(error) }
+    }
+}
+
+/// Loads the card, applies `edit`, saves it, and says what changed.
+func editCard(_ global: GlobalOptions, _ edit: (inout Card) throws(CardError) -> String) throws {
+    let ctx = try global.context()
+    var card = try ctx.cards.loadCard()
+    let message: String
+    do { message = try edit(&card) } catch { throw MeishiFailure(error) }
+    try ctx.cards.saveCard(card)
+    print(message)
+}

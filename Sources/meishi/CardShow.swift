@@ -1,0 +1,53 @@
+import ArgumentParser
+import MeishiCard
+import MeishiKit
+
+struct CardShow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show your card, or what a share at a level discloses.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Show only what a share at this level discloses.")
+    var level: DisclosureLevel?
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func run() throws {
+        let ctx = try global.context()
+        let card = try ctx.cards.loadCard()
+        var rows: [(field: FieldName, value: CardValue)] = []
+        for f in card.fieldNames {
+            for v in card.fields[f]! where level.map({ v.level <= $0 }) ?? true { rows.append((f, v)) }
+        }
+        if json {
+            var fields: [String: JSONValue] = [:]
+            for r in rows {
+                var obj: [String: JSONValue] = ["value": .string(r.value.value), "level": .string(r.value.level.rawValue)]
+                if let e = r.value.e164 { obj["e164"] = .string(e) }
+                if case .array(let a)? = fields[r.field.rawValue] {
+                    fields[r.field.rawValue] = .array(a + [.object(obj)])
+                } else {
+                    fields[r.field.rawValue] = .array([.object(obj)])
+                }
+            }
+            var doc: [String: JSONValue] = ["fields": .object(fields)]
+            if let level { doc["level"] = .string(level.rawValue) }
+            Output.json(.object(doc))
+            return
+        }
+        if rows.isEmpty {
+            Output.note(card.valueCount == 0 ? "your card is empty; try: meishi card set name \"Your Name\""
+                                               : "nothing on your card is shared at level \(level!.rawValue)")
+            return
+        }
+        let width = max(8, rows.map(\.field.rawValue.count).max() ?? 0)
+        for r in rows {
+            var line = "  " + r.field.rawValue.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Output.safe(r.value.value)
+            line += "  [\(r.value.level.rawValue)]"
+            if let e = r.value.e164, e != r.value.value { line += "  (\(e))" }
+            print(line)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import MeishiKit
+
+@main
+struct Meishi: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "meishi",
+        abstract: "Swap signed contact cards in person, with no server and no internet.",
+        discussion: """
+            meishi keeps one identity (an Ed25519 did:key) and one card per person. Cards travel as \
+            signed ProximityPayloads that anyone can verify, and verified contacts are kept in a \
+            local SQLite store.
+            """,
+        version: version,
+        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Contacts.self])
+
+    static func main() {
+        Foundation.exit(Self.run(arguments: Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// The subcommand names at the start of `arguments` ("card", "set"), for help hints.
+    static func commandPath(_ arguments: [String]) -> [String] {
+        var path: [String] = []
+        var level: [ParsableCommand.Type] = configuration.subcommands
+        for arg in arguments {
+            guard let next = level.first(where: { $0._commandName == arg }) else { break }
+            path.append(arg)
+            level = next.configuration.subcommands
+        }
+        return path
+    }
+
+    /// Moves global options written before the subcommand (`meishi --home X init`) after it,
+    /// where every subcommand accepts them.
+    static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+        var globals: [String] = []
+        var rest = arguments[...]
+        while let first = rest.first {
+            if first == "--home", rest.count >= 2 {
+                globals += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else if first.hasPrefix("--home=") || first == "-v" || first == "--verbose" {
+                globals.append(first)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        guard !globals.isEmpty else { return arguments }
+        let path = commandPath(Array(rest))
+        guard !path.isEmpty else { return arguments }
+        return path + globals + rest.dropFirst(path.count)
+    }
+
+    /// Parses and runs one command line, printing errors as `meishi: error: …`.
+    static func run(arguments: [String]) -> Int32 {
+        do {
+            var command = try parseAsRoot(hoistingGlobalOptions(arguments))
+            try command.run()
+            return 0
+        } catch let failure as MeishiFailure {
+            Output.report(failure)
+            return failure.status.rawValue
+        } catch let code as ExitCode {
+            return code.rawValue
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                return 0
+            }
+            var message = message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+            if let first = message.first { message = first.lowercased() + message.dropFirst() }
+            let sub = commandPath(arguments).map { " " + $0 }.joined()
+            Output.report(MeishiFailure(message, hint: "see 'meishi\(sub) --help'",
+                                        status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
+            return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+import Testing
+import MeishiCard
+@testable import MeishiStore
+
+@Suite final class ContactStoreTests {
+    let dir = Fixtures.temporaryDirectory()
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+    var path: String { dir + "/meishi.sqlite" }
+
+    func contact(_ did: String, name: String, email: String? = nil, ts: Int64 = 100, trust: Trust = .signed) -> Contact {
+        var fields = ["name": [name]]
+        if let email { fields["email"] = [email] }
+        return Contact(did: did, fields: fields, level: .public, trust: trust, source: "file", seen: ts, cardTimestamp: ts)
+    }
+
+    @Test func createsPrivateWALDatabase() throws {
+        let store = try ContactStore(path: path)
+        #expect(SecureFileMode.of(path) == 0o600)
+        let mode = try store.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+        _ = try store.store(contact("did:key:z6MkA", name: "A"))
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            #expect(SecureFileMode.of(path + suffix) == 0o600)
+        }
+    }
+
+    @Test func newerReplacesOlderNeverTheReverse() throws {
+        let store = try ContactStore(path: path)
+        guard case .added(let a, let conflicts) = try store.store(contact("did:key:z6MkA", name: "Mei", ts: 100)) else {
+            Issue.record("not added"); return
+        }
+        #expect(conflicts.isEmpty)
+        guard case .updated(let b, _) = try store.store(contact("did:key:z6MkA", name: "Mei Tanaka", ts: 200, trust: .met)) else {
+            Issue.record("not updated"); return
+        }
+        #expect(b.id == a.id && b.name == "Mei Tanaka" && b.trust == .met && b.firstSeen == 100)
+        guard case .unchanged(let c) = try store.store(contact("did:key:z6MkA", name: "Old Name", ts: 150)) else {
+            Issue.record("older card replaced newer"); return
+        }
+        #expect(c.name == "Mei Tanaka" && c.trust == .met)
+        #expect(try store.resolve("did:key:z6MkA").name == "Mei Tanaka")
+        #expect(try store.count() == 1)
+    }
+
+    @Test func flagsPossibleImpersonation() throws {
+        let store = try ContactStore(path: path)
+        _ = try store.store(contact("did:key:z6MkA", name: "Mei Tanaka", email: "mei@example.org"))
+        guard case .added(let x, let byName) = try store.store(contact("did:key:z6MkB", name: "mei tanaka")) else {
+            Issue.record("not added"); return
+        }
+        #expect(byName.map(\.did) == ["did:key:z6MkA"])
+        #expect(x.conflictIDs.count == 1)
+        guard case .added(_, let byEmail) = try store.store(contact("did:key:z6MkC", name: "Other", email: "MEI@example.org")) else {
+            Issue.record("not added"); return
+        }
+        #expect(byEmail.map(\.did) == ["did:key:z6MkA"])
+        #expect(try store.count() == 3)
+    }
+
+    @Test func listsFiltersAndResolves() throws {
+        let store = try ContactStore(path: path)
+        _ = try store.store(contact("did:key:z6MkAAA", name: "Mei Tanaka", email: "mei@example.org", trust: .met))
+        _ = try store.store(contact("did:key:z6MkBBB", name: "Ken Sato"))
+        _ = try store.store(contact("did:key:z6MkBBC", name: "ken_underscore"))
+        #expect(try store.list(ContactQuery()).map(\.name) == ["Ken Sato", "ken_underscore", "Mei Tanaka"])
+        #expect(try store.list(ContactQuery(trust: .met)).map(\.name) == ["Mei Tanaka"])
+        #expect(try store.list(ContactQuery(search: "example.org")).map(\.name) == ["Mei Tanaka"])
+        #expect(try store.list(ContactQuery(search: "_")).map(\.name) == ["ken_underscore"])
+        #expect(try store.list(ContactQuery(limit: 1)).count == 1)
+        #expect(try store.resolve("1").name == "Mei Tanaka")
+        #expect(try store.resolve("did:key:z6MkAA").name == "Mei Tanaka")
+        #expect(try store.resolve("z6MkAA").name == "Mei Tanaka")
+        #expect(try store.resolve("mei tanaka").name == "Mei Tanaka")
+        #expect(try store.resolve("Sato").name == "Ken Sato")
+        #expect(throws: StoreError.self) { try store.resolve("did:key:z6MkBB") }
+        #expect(throws: StoreError.notFound("Nobody")) { try store.resolve("Nobody") }
+        #expect(try store.delete("Ken Sato").name == "Ken Sato")
+        #expect(try store.count() == 2)
+        let values = try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM contact_value") }
+        #expect(values == 1)
+    }
+
+    @Test func concurrentProcessesWaitInsteadOfFailing() async throws {
+        let first = try ContactStore(path: path)
+        let second = try ContactStore(path: path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (n, store) in [first, second].enumerated() {
+                group.addTask {
+                    for i in 0..<50 {
+                        _ = try store.store(Contact(did: "did:key:z6Mk\(n)-\(i)", fields: ["name": ["P\(i)"]], level: .public,
+                                                    trust: .signed, source: "file", seen: 1, cardTimestamp: 1))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try first.count() == 100)
+    }
+
+    @Test func bulkInsert() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll((0..<500).map { contact("did:key:z6Mk\($0)", name: "N\($0)", email: "n\($0)@example.org") })
+        #expect(try store.count() == 500)
+    }
+}
+
+enum SecureFileMode {
+    static func of(_ path: String) -> mode_t? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return st.st_mode & 0o777
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The main job end to end on throwaway identities: two people make cards, exchange signed
+# payloads, verify them and store each other. Everything happens in a temporary directory.
+set -euo pipefail
+meishi=${1:-.build/release/meishi}
+meishi=$(cd "$(dirname "$meishi")" && pwd)/$(basename "$meishi")
+work=$(mktemp -d "${TMPDIR:-/tmp}/meishi-demo.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mei="$meishi --home $work/mei"
+ken="$meishi --home $work/ken"
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "${*//$work/\$DEMO}"; "$@"; }
+
+step "Mei and Ken each create an identity"
+run $mei init
+run $ken init
+
+step "They fill in their cards (each value has a disclosure level)"
+run $mei card set name "Mei Tanaka"
+run $mei card set title "Staff Engineer"
+run $mei card set org "Example Robotics"
+run $mei card add email mei.tanaka@example.org
+run $mei card add phone "+81 90 1234 5678"
+run $mei card add url https://example.org/mei
+run $mei card set address "1-2-3 Shibuya, Tokyo" --level personal
+run $ken card set name "Ken Sato"
+run $ken card set org "Sato Design"
+run $ken card add email ken@example.net
+run $mei card show
+
+step "Each exports a signed card (professional level: no address)"
+run $mei card export --level professional -o "$work/mei.json"
+run $ken card export -o "$work/ken.json"
+run cat "$work/mei.json"
+
+step "Anyone can verify a card; a tampered one is refused"
+run $ken verify "$work/mei.json"
+sed 's/Mei Tanaka/Mei Tanako/' "$work/mei.json" > "$work/tampered.json"
+if run $ken verify "$work/tampered.json"; then echo "demo: tampered card verified!" >&2; exit 1; fi
+
+step "They store each other's cards"
+run $ken contacts add "$work/mei.json"
+run $mei contacts add "$work/ken.json"
+run $ken contacts list
+run $ken contacts show mei
+run $mei contacts list --json
+
+echo
+echo "demo finished: both stores hold the other's verified card."
