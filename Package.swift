@@ -53,6 +53,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        .executableTarget(
+            name: "meishi-bench",
+            dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
+
         // MARK: Tests
         .testTarget(name: "MeishiCardTests", dependencies: ["MeishiCard"]),
         .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),

@@ -14,7 +14,10 @@ public enum Base64URL {
         var i = 0
         while i + 3 <= bytes.count {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], alphabet[Int(v & 63)]]
+            out.append(alphabet[Int(v >> 18 & 63)])
+            out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 6 & 63)])
+            out.append(alphabet[Int(v & 63)])
             i += 3
         }
         let rest = bytes.count - i
@@ -73,9 +76,13 @@ public enum Base58 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    private static let reverse: [Int] = {
+        var r = [Int](repeating: -1, count: 256)
+        for (n, c) in alphabet.enumerated() { r[Int(c)] = n }
+        return r
+    }()
+
     public static func decode(_ text: String) -> [UInt8]? {
-        var reverse = [Int](repeating: -1, count: 256)
-        for (n, c) in alphabet.enumerated() { reverse[Int(c)] = n }
         let chars = Array(text.utf8)
         let zeros = chars.prefix { $0 == alphabet[0] }.count
         var bytes: [UInt8] = []  // least significant first

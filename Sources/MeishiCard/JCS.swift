@@ -11,9 +11,15 @@ public enum JCS {
 
     private static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case .number(let d): out.append(contentsOf: Array(serialize(number: d).utf8))
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let d):
+            if d.rounded(.towardZero) == d, abs(d) < 1e21 {
+                // Integers below 1e21 print as their digits in ECMAScript too: a fast path.
+                out.append(contentsOf: String(Int64(d)).utf8)
+            } else {
+                out.append(contentsOf: serialize(number: d).utf8)
+            }
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -24,7 +30,8 @@ public enum JCS {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             // Members sorted by their names as arrays of UTF-16 code units (RFC 8785 section 3.2.3).
-            let sorted = members.sorted { Array($0.key.utf16).lexicographicallyPrecedes(Array($1.key.utf16)) }
+            let sorted = members.map { (utf16: Array($0.key.utf16), member: $0) }
+                .sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }.map(\.member)
             out.append(UInt8(ascii: "{"))
             for (n, m) in sorted.enumerated() {
                 if n > 0 { out.append(UInt8(ascii: ",")) }
@@ -38,7 +45,13 @@ public enum JCS {
 
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
+        var s = s
+        s.withUTF8 { writeEscaped($0, into: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        for b in bytes {
             switch b {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
@@ -55,7 +68,6 @@ public enum JCS {
             default: out.append(b)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     /// ECMAScript `Number.prototype.toString` for a finite double (ECMA-262 section 7.1.12.1),

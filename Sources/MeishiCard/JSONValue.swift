@@ -1,4 +1,5 @@
-/// A JSON value as RFC 8259 defines it, with exact object member order kept as parsed.
+/// A JSON value as RFC 8259 defines it. Objects keep their members in the order parsed, but
+/// equality ignores that order.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -15,7 +16,9 @@ public enum JSONValue: Equatable, Sendable {
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
-            return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            // Member order carries no meaning in JSON (and none in JCS).
+            guard a.count == b.count else { return false }
+            return a.allSatisfy { m in b.contains { $0.key == m.key && $0.value == m.value } }
         default: return false
         }
     }
@@ -28,7 +31,7 @@ public enum JSONValue: Equatable, Sendable {
 
     /// Convenience for building objects from a dictionary (order is irrelevant for JCS).
     public static func object(_ dict: [String: JSONValue]) -> JSONValue {
-        .object(dict.map { (key: $0.key, value: $0.value) }.sorted { $0.key < $1.key })
+        .object(dict.map { (key: $0.key, value: $0.value) })
     }
 }
 
@@ -60,7 +63,12 @@ public struct StrictJSONParser {
     private func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
 
     private mutating func skipWhitespace() {
-        while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+        while i < bytes.count {
+            switch bytes[i] {
+            case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            default: return
+            }
+        }
     }
 
     private mutating func expect(_ literal: String, _ v: JSONValue) throws(JSONParseError) -> JSONValue {

@@ -2,22 +2,27 @@ internal import CSodium
 
 /// Ed25519 signatures (RFC 8032) through libsodium.
 public enum Ed25519 {
-    /// An Ed25519 public key: 32 bytes, a valid curve point of large order.
+    /// An Ed25519 public key: 32 bytes.
+    ///
+    /// The encoding is not checked here, because `isValidSignature` already refuses keys that are
+    /// not canonical or of small order; `isValidPoint` is the full (and slower) check.
     public struct PublicKey: Hashable, Sendable {
         public static let byteCount = 32
         public let rawRepresentation: [UInt8]
 
-        /// Accepts a 32-byte encoding; rejects non-points and small-order points.
+        /// Accepts any 32-byte string.
         public init<D: Collection>(rawRepresentation: D) throws(CryptoError) where D.Element == UInt8 {
             let raw = Array(rawRepresentation)
             guard raw.count == Self.byteCount else {
                 throw .invalidLength(what: "Ed25519 public key", expected: Self.byteCount, actual: raw.count)
             }
-            Sodium.ensureReady()
-            guard raw.withUnsafeBufferPointer({ crypto_core_ed25519_is_valid_point($0.baseAddress!) }) == 1 else {
-                throw .invalidPublicKey
-            }
             self.rawRepresentation = raw
+        }
+
+        /// True when the key is a canonical encoding of a point in the main subgroup.
+        public var isValidPoint: Bool {
+            Sodium.ensureReady()
+            return rawRepresentation.withUnsafeBufferPointer { crypto_core_ed25519_is_valid_point($0.baseAddress!) } == 1
         }
 
         init(unchecked raw: [UInt8]) { rawRepresentation = raw }

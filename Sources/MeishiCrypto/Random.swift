@@ -15,21 +15,20 @@ public enum SecureRandom {
         var b = bytes(16)
         b[6] = (b[6] & 0x0F) | 0x40
         b[8] = (b[8] & 0x3F) | 0x80
-        let hex = b.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        let s = Array(hex)
-        return String(s[0..<8]) + "-" + String(s[8..<12]) + "-" + String(s[12..<16]) + "-"
-            + String(s[16..<20]) + "-" + String(s[20..<32])
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (n, byte) in b.enumerated() {
+            if n == 4 || n == 6 || n == 8 || n == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A uniformly random integer in `0..<upperBound`.
     public static func uniform(_ upperBound: UInt32) -> UInt32 {
         Sodium.ensureReady()
         return randombytes_uniform(upperBound)
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

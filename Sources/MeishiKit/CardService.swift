@@ -58,8 +58,10 @@ public struct CardService: Sendable {
                                        signPubKey: identity.signingKey.publicKey.rawRepresentation,
                                        pubKey: identity.boxKey.publicKey.rawRepresentation,
                                        timestamp: Int64(now.timeIntervalSince1970))
-        payload.payloadSignature = identity.signingKey.signature(for: payload.signingInput).rawRepresentation
-        let size = payload.canonicalJSON.count
+        let input = payload.signingInput
+        payload.payloadSignature = identity.signingKey.signature(for: input).rawRepresentation
+        // JCS of the signed payload adds `,"payloadSignature":"<86 characters>"` to the signed JSON.
+        let size = input.count - ProximityPayload.signatureDomain.utf8.count - 1 + 108
         guard size <= ProximityPayload.maximumEncodedSize else {
             throw MeishiFailure("the signed card would be \(size) bytes, over the \(ProximityPayload.maximumEncodedSize)-byte limit",
                                 hint: "share fewer fields with --fields or a lower --level", status: .dataError)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MeishiCard
 import MeishiStore
 
@@ -11,7 +12,7 @@ public struct ContactsService: Sendable {
     /// Opens the store, creating the home and the database when missing.
     public func open() throws(MeishiFailure) -> ContactStore {
         try home.ensureExists()
-        do { return try ContactStore(path: home.databasePath) } catch { throw MeishiFailure(error) }
+        do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw MeishiFailure(error) }
     }
 
     /// Stores a verified card. Refuses the user's own card.

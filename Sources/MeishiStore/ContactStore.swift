@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+internal import GRDBSQLite
 import Logging
 import MeishiCard
 
@@ -58,9 +59,22 @@ public final class ContactStore: Sendable {
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.label = "meishi"
+        let trace = logger.logLevel <= .trace
+        config.prepareDatabase { db in
+            // Keep the -wal file when the last connection closes. Otherwise every command would
+            // find it gone, and GRDB recreates it with a write transaction and four fsyncs.
+            var persist: Int32 = 1
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+            if trace { db.trace { logger.trace("sql: \($0)") } }
+        }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            try Self.migrator.migrate(pool)
+            // Checking first keeps an up-to-date store free of write transactions (and fsyncs)
+            // when the command only reads.
+            let migrator = Self.migrator
+            if try !pool.writeWithoutTransaction({ db in try migrator.hasCompletedMigrations(db) }) {
+                try migrator.migrate(pool)
+            }
         } catch {
             throw .unavailable(Self.describe(error))
         }
@@ -72,9 +86,24 @@ public final class ContactStore: Sendable {
         return "\(error)"
     }
 
-    /// Runs `body` in a read transaction.
+    /// Runs `body` in a read-only transaction.
+    ///
+    /// It runs on the writer connection, which opening the store has already set up: a one-shot
+    /// command then pays for one SQLite connection, not two (about 2.5 ms on a large store). WAL
+    /// still lets other processes read and write meanwhile.
     public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(StoreError) -> T {
-        do { return try pool.read(body) } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.readOnly {
+                    var result: T?
+                    try db.inTransaction(.deferred) {
+                        result = try body(db)
+                        return .commit
+                    }
+                    return result!
+                }
+            }
+        } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
     }
 
     /// Runs `body` in a write transaction: all of it is stored, or none.
@@ -151,16 +180,30 @@ public final class ContactStore: Sendable {
         return .added(added, conflicts: conflicts)
     }
 
-    /// Inserts many new contacts in one transaction (import and benchmarks).
+    /// Inserts many new contacts in one transaction (imports and benchmarks), with prepared
+    /// statements rather than one record encoding per row.
     public func insertAll(_ contacts: [Contact]) throws(StoreError) {
         try write { db in
-            for var c in contacts {
-                try c.insert(db)
-                for v in c.matchValues {
-                    try ContactValue(contactId: c.id!, field: v.field, value: v.value, normalized: v.normalized).insert(db)
-                }
+            let contact = try db.makeStatement(sql: """
+                INSERT INTO contact (did, name, org, fields, level, trust, source, firstSeen, lastSeen, cardTimestamp,
+                                     signPubKey, pubKey, payload, conflictsWith)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let value = try db.makeStatement(sql: "INSERT INTO contact_value (contactId, field, value, normalized) VALUES (?, ?, ?, ?)")
+            for c in contacts {
+                try contact.execute(arguments: [
+                    c.did, c.name, c.org, Self.fieldsJSON(c.fields), c.level.rawValue, c.trust.rawValue, c.source,
+                    c.firstSeen, c.lastSeen, c.cardTimestamp, c.signPubKey, c.pubKey, c.payload, c.conflictsWith,
+                ])
+                let id = db.lastInsertedRowID
+                for v in c.matchValues { try value.execute(arguments: [id, v.field, v.value, v.normalized]) }
             }
         }
+    }
+
+    /// The `fields` column: the same JSON the record encoder writes, produced by JCS.
+    static func fieldsJSON(_ fields: [String: [String]]) -> String {
+        String(decoding: JCS.canonicalize(.object(fields.mapValues { .array($0.map(JSONValue.string)) })), as: UTF8.self)
     }
 
     private static func replaceValues(of contact: Contact, in db: Database) throws {

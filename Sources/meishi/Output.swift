@@ -54,10 +54,14 @@ enum Output {
         return "\(seconds / 86400) days ago"
     }
 
-    static func date(_ unix: Int64) -> String {
+    nonisolated(unsafe) private static let iso8601: ISO8601DateFormatter = {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
-        return f.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
+        return f
+    }()
+
+    static func date(_ unix: Int64) -> String {
+        iso8601.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
     }
 
     /// A card's fields as aligned, sanitised lines.

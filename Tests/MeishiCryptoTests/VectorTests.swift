@@ -48,10 +48,12 @@ import MeishiCard
         #expect(throws: CryptoError.invalidLength(what: "Ed25519 public key", expected: 32, actual: 31)) {
             try Ed25519.PublicKey(rawRepresentation: [UInt8](repeating: 1, count: 31))
         }
-        // The identity point (small order) is refused.
-        #expect(throws: CryptoError.invalidPublicKey) {
-            try Ed25519.PublicKey(rawRepresentation: [1] + [UInt8](repeating: 0, count: 31))
-        }
+        // The identity point (small order) is not a valid key, and nothing verifies under it.
+        let identityPoint = try! Ed25519.PublicKey(rawRepresentation: [1] + [UInt8](repeating: 0, count: 31))
+        #expect(!identityPoint.isValidPoint)
+        #expect(!identityPoint.isValidSignature(try! Ed25519.Signature(rawRepresentation: [1] + [UInt8](repeating: 0, count: 63)),
+                                                for: [UInt8]()))
+        #expect(Ed25519.SigningKey().publicKey.isValidPoint)
     }
 }
 

@@ -131,3 +131,18 @@ struct FixedPassphrase: PassphraseSource {
         }
     }
 }
+
+@Suite struct PayloadSizeTests {
+    @Test func computedSizeMatchesCanonicalJSON() throws {
+        // signedPayload checks the 16 KiB limit from the signed bytes; this keeps that arithmetic honest.
+        let p = try CardService.signedPayload(card: PayloadVectorTests.typicalCard, level: .personal, only: nil,
+                                              identity: PayloadVectorTests.identity, now: Date())
+        #expect(p.canonicalJSON.count == p.signingInput.count - 15 + 108)
+        var big = Card()
+        try big.set(.name, "N")
+        for i in 0..<63 { try big.add(.url, "https://example.org/" + String(repeating: "a", count: 230) + "\(i)", level: .public) }
+        #expect(throws: MeishiFailure.self) {
+            try CardService.signedPayload(card: big, level: .public, only: nil, identity: PayloadVectorTests.identity, now: Date())
+        }
+    }
+}

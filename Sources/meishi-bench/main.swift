@@ -1,0 +1,97 @@
+// meishi-bench: the in-process half of `make bench` (scripts/bench.sh runs it and the CLI).
+//   meishi-bench crypto [SECONDS]          sign/verify rates for payloads and for raw Ed25519
+//   meishi-bench store DIR COUNT SQLFILE   bulk-insert COUNT contacts into DIR/meishi.sqlite and
+//                                          write the same rows as SQL for the sqlite3 shell
+import Foundation
+import MeishiCard
+import MeishiCrypto
+import MeishiKit
+import MeishiStore
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+/// Runs `body` repeatedly for about `budget` seconds; returns operations per second.
+func rate(_ budget: Double, _ body: () -> Void) -> Double {
+    var n = 0
+    let t = seconds {
+        let start = DispatchTime.now().uptimeNanoseconds
+        while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < budget {
+            for _ in 0..<100 { body() }
+            n += 100
+        }
+    }
+    return Double(n) / t
+}
+
+func crypto(budget: Double) throws {
+    let identity = Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey())
+    var card = Card()
+    try card.set(.name, "Mei Tanaka")
+    try card.set(FieldName("title"), "Staff Engineer")
+    try card.set(FieldName("org"), "Example Robotics")
+    try card.add(.email, "mei.tanaka@example.org")
+    try card.add(.phone, "+81 90 1234 5678")
+    try card.add(.url, "https://example.org/mei")
+    let now = Date()
+    let payload = try CardService.signedPayload(card: card, level: .professional, only: nil, identity: identity, now: now)
+    let bytes = payload.canonicalJSON
+    let message = payload.signingInput
+    let signature = identity.signingKey.signature(for: message)
+    let rawSign = rate(budget) { _ = identity.signingKey.signature(for: message) }
+    let rawVerify = rate(budget) { _ = identity.signingKey.publicKey.isValidSignature(signature, for: message) }
+    let paySign = rate(budget) {
+        _ = try! CardService.signedPayload(card: card, level: .professional, only: nil, identity: identity, now: now)
+    }
+    let payVerify = rate(budget) { _ = try! CardService.verify(bytes, now: now) }
+    print(String(format: "payload size                 %d bytes (signed message %d bytes)", bytes.count, message.count))
+    print(String(format: "sign payload (card -> JSON)  %9.0f /s   raw Ed25519 sign   %9.0f /s   ratio %.2f", paySign, rawSign, paySign / rawSign))
+    print(String(format: "verify payload (JSON -> ok)  %9.0f /s   raw Ed25519 verify %9.0f /s   ratio %.2f", payVerify, rawVerify, payVerify / rawVerify))
+}
+
+func sqlQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+
+func store(dir: String, count: Int, sqlPath: String) throws {
+    let names = ["Mei", "Ken", "Yui", "Sora", "Hana", "Riku", "Aoi", "Ren", "Emi", "Taro"]
+    let family = ["Tanaka", "Sato", "Suzuki", "Takahashi", "Watanabe", "Ito", "Yamamoto", "Nakamura", "Kobayashi", "Kato"]
+    var contacts: [Contact] = []
+    contacts.reserveCapacity(count)
+    for i in 0..<count {
+        let key = Array(SHA256.hash(Array("bench-\(i)".utf8)))
+        let name = "\(names[i % 10]) \(family[(i / 10) % 10]) \(i)"
+        contacts.append(Contact(did: DIDKey.did(forEd25519: key), fields: [
+            "name": [name], "org": ["Org \(i % 997)"], "email": ["user\(i)@example.org"], "phone": ["+81 90 \(1000_0000 + i)"],
+        ], level: .professional, trust: .signed, source: "file", seen: 1_795_000_000, cardTimestamp: 1_795_000_000,
+           signPubKey: Data(key), pubKey: Data(key)))
+    }
+    // The same rows as SQL text, for the sqlite3 shell, in one transaction.
+    var sql = "BEGIN;\n"
+    sql.reserveCapacity(count * 400)
+    for (n, c) in contacts.enumerated() {
+        let id = n + 1
+        let fields = String(decoding: try JSONEncoder().encode(c.fields), as: UTF8.self)
+        sql += "INSERT INTO contact(id,did,name,org,fields,level,trust,source,firstSeen,lastSeen,cardTimestamp,signPubKey,pubKey) VALUES("
+        sql += "\(id),\(sqlQuote(c.did)),\(sqlQuote(c.name!)),\(sqlQuote(c.org!)),\(sqlQuote(fields)),'professional','signed','file',"
+        sql += "\(c.firstSeen),\(c.lastSeen),\(c.cardTimestamp),X'\(Hex.encode(c.signPubKey!))',X'\(Hex.encode(c.pubKey!))');\n"
+        sql += "INSERT INTO contact_value VALUES(\(id),'email',\(sqlQuote(c.fields["email"]![0])),\(sqlQuote(c.fields["email"]![0])));\n"
+        let phone = c.fields["phone"]![0]
+        sql += "INSERT INTO contact_value VALUES(\(id),'phone',\(sqlQuote(phone)),\(sqlQuote(CardText.e164(phone) ?? phone)));\n"
+    }
+    sql += "COMMIT;\n"
+    try sql.write(toFile: sqlPath, atomically: true, encoding: .utf8)
+    let db = try ContactStore(path: dir + "/" + ContactStore.fileName)
+    let t = try seconds { try db.insertAll(contacts) }
+    print(String(format: "meishi bulk insert          %d contacts in %.3f s (%.0f /s)", count, t, Double(count) / t))
+}
+
+let args = CommandLine.arguments
+switch args.dropFirst().first {
+case "crypto": try crypto(budget: args.count > 2 ? Double(args[2])! : 1.0)
+case "store": try store(dir: args[2], count: Int(args[3])!, sqlPath: args[4])
+default:
+    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | store DIR COUNT SQLFILE\n".utf8))
+    exit(64)
+}
