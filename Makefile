@@ -30,6 +30,7 @@ test: deps
 	$(SWIFT) test
 
 bench: release
+	@scripts/install-deps.sh hyperfine
 	@scripts/bench.sh
 
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.

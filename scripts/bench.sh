@@ -10,16 +10,12 @@ rm -rf "$out"; mkdir -p "$out"
 count=${BENCH_CONTACTS:-100000}
 
 now_ns() { date +%s%N; }
-# median wall time in ms of N runs of a command
+# median wall time in ms of N runs of a command (hyperfine, no shell in between)
 median_ms() {
   local n=$1; shift
-  local times=()
-  for _ in $(seq "$n"); do
-    local t0; t0=$(now_ns)
-    "$@" >/dev/null 2>&1
-    times+=($(( ($(now_ns) - t0) / 1000 )))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
+  local cmd; cmd=$(printf '%q ' "$@")
+  hyperfine -N --warmup 2 --runs "$n" --export-json "$out/hf.json" "$cmd" >/dev/null 2>&1
+  python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$out/hf.json"
 }
 
 echo "meishi bench — $(uname -m), $(nproc) cores, libsodium $(pkg-config --modversion libsodium), sqlite $(sqlite3 --version | cut -d' ' -f1)"

@@ -54,15 +54,7 @@ enum Output {
         return "\(seconds / 86400) days ago"
     }
 
-    nonisolated(unsafe) private static let iso8601: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f
-    }()
-
-    static func date(_ unix: Int64) -> String {
-        iso8601.string(from: Date(timeIntervalSince1970: TimeInterval(unix)))
-    }
+    static func date(_ unix: Int64) -> String { UTCTime.rfc3339(unix) }
 
     /// A card's fields as aligned, sanitised lines.
     static func fieldLines(_ fields: [(name: String, values: [String])]) -> String {

@@ -146,3 +146,12 @@ struct FixedPassphrase: PassphraseSource {
         }
     }
 }
+
+@Suite struct UTCTimeTests {
+    @Test(arguments: [Int64(0), 951_782_400, 1_795_309_941, 4_102_444_800, -86_401, 1_709_164_800])
+    func matchesFoundation(_ unix: Int64) {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        #expect(UTCTime.rfc3339(unix) == f.string(from: Date(timeIntervalSince1970: TimeInterval(unix))))
+    }
+}
