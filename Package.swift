@@ -4,7 +4,7 @@ import PackageDescription
 // One target per concern. Only the target named next to a C module imports it:
 //   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256)
 //   GRDB      -> MeishiStore       (SQLite)
-//   CQREncode, CZBar, CPNG, CJPEG -> the QR target (issue 3)
+//   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 // MeishiCard is pure Swift: the card model, the payload format and its canonical bytes.
 // MeishiKit ties them together for the CLI; the `meishi` executable only parses and prints.
 
@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
 
+        // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
+        .target(name: "CJPEGShim", dependencies: ["CJPEG"]),
+
         // MARK: Libraries
         .target(name: "MeishiCard"),
         .target(name: "MeishiCrypto", dependencies: ["CSodium"]),
@@ -37,10 +40,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
         .target(
             name: "MeishiKit",
             dependencies: [
-                "MeishiCard", "MeishiCrypto", "MeishiStore",
+                "MeishiCard", "MeishiCrypto", "MeishiStore", "MeishiQR",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -48,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "meishi",
             dependencies: [
-                "MeishiKit", "MeishiCard",
+                "MeishiKit", "MeishiCard", "MeishiQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -61,8 +65,9 @@ let package = Package(
         .testTarget(name: "MeishiCardTests", dependencies: ["MeishiCard"]),
         .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),
         .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard"]),
+        .testTarget(name: "MeishiQRTests", dependencies: ["MeishiQR", "MeishiCard"]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
-        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto"]),
+        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR"]),
     ],
     swiftLanguageModes: [.v6]
 )

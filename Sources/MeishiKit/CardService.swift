@@ -78,8 +78,17 @@ public struct CardService: Sendable {
 
     /// Checks `data` as `meishi verify` does: size and shape, version, DID <-> key,
     /// signature, and a timestamp no more than `maximumSkew` seconds in the future.
+    /// `data` is the JSON payload or its QR text form (`MEISHI1:…`, docs/PROTOCOL.md section 4);
+    /// for the text form, `raw` of the result is the rebuilt canonical JSON.
     public static func verify(_ data: [UInt8], now: Date, maximumSkew: Int64 = defaultMaximumSkew) throws(PayloadError) -> VerifiedCard {
-        let payload = try ProximityPayload.parse(data)
+        let payload: ProximityPayload
+        var raw = data
+        if let text = qrText(data) {
+            payload = try CardQRText.decode(text)
+            raw = payload.canonicalJSON
+        } else {
+            payload = try ProximityPayload.parse(data)
+        }
         guard let didKey = DIDKey.ed25519PublicKey(from: payload.senderDID), didKey == payload.signPubKey else {
             throw .keyMismatch
         }
@@ -90,6 +99,14 @@ public struct CardService: Sendable {
         }
         let nowSeconds = Int64(now.timeIntervalSince1970)
         if payload.timestamp > nowSeconds + maximumSkew { throw .fromTheFuture(seconds: payload.timestamp - nowSeconds) }
-        return VerifiedCard(payload: payload, raw: data, ageSeconds: nowSeconds - payload.timestamp)
+        return VerifiedCard(payload: payload, raw: raw, ageSeconds: nowSeconds - payload.timestamp)
+    }
+
+    /// The QR text in `data` (surrounding whitespace removed), if it is one.
+    static func qrText(_ data: [UInt8]) -> String? {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        guard let first = data.firstIndex(where: { !isSpace($0) }), data[first...].starts(with: Array("MEISHI".utf8)),
+              let last = data.lastIndex(where: { !isSpace($0) }) else { return nil }
+        return String(decoding: data[first...last], as: UTF8.self)
     }
 }

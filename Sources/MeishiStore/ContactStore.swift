@@ -157,7 +157,9 @@ public final class ContactStore: Sendable {
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
         if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
             existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
-            guard incoming.cardTimestamp > existing.cardTimestamp else {
+            // Unsigned data never replaces what a signature vouched for.
+            let downgrade = incoming.trust == .unsigned && existing.trust > .unsigned
+            guard incoming.cardTimestamp > existing.cardTimestamp, !downgrade else {
                 existing.trust = max(existing.trust, incoming.trust)
                 try existing.update(db)
                 return .unchanged(existing)

@@ -15,7 +15,7 @@ struct Meishi: ParsableCommand {
             local SQLite store.
             """,
         version: version,
-        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Contacts.self])
+        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Contacts.self])
 
     static func main() {
         Foundation.exit(Self.run(arguments: Array(CommandLine.arguments.dropFirst())))

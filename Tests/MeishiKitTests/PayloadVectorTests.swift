@@ -139,6 +139,14 @@ import MeishiCrypto
         let big = String(repeating: "x", count: 17_000)
         out.append(("19-malformed-too-large", "malformed", "more than 16 KiB",
                     replacing(typical, "cardFields", with: "{\"name\":\"\(big)\"}")))
+        out.append(("20-valid-qr-text", "valid", "vector 01 in its QR text form (MEISHI1: + Base45, PROTOCOL.md section 4)",
+                    CardQRText.encode(typical)))
+        var qrAltered = CardQRText.encode(altered)
+        out.append(("21-bad-signature-qr-text", "bad-signature", "vector 05 in QR text form", qrAltered))
+        qrAltered = "MEISHI1:" + Base45.encode([2] + [UInt8](repeating: 0, count: 40))
+        out.append(("22-unsupported-version-qr-text", "unsupported-version", "QR text whose binary format byte is 2", qrAltered))
+        out.append(("23-malformed-qr-text-truncated", "malformed", "vector 20 cut short by 30 characters",
+                    String(CardQRText.encode(typical).dropLast(30))))
         return out
     }
 
@@ -154,6 +162,19 @@ import MeishiCrypto
             if write { try Self.render(v).write(to: url, atomically: true, encoding: .utf8) }
             #expect(try String(contentsOf: url, encoding: .utf8) == Self.render(v), "\(v.name) is stale")
         }
+        // The typical card of the QR size budget (issue: ECC M, QR version 13 or lower).
+        let typical = Self.signed(Self.typicalCard, level: .professional, shareId: "6f1c2a5e-8d4b-4f3a-9c2e-1b7d5e3f9a01")
+        let qr = """
+            # The typical card: name "Mei Tanaka", title "Staff Engineer", org "Example Robotics",
+            # email "mei.tanaka@example.org", phone "+81 90 1234 5678", url "https://example.org/mei",
+            # shared at level professional and signed by the fixtures/vectors key (same payload as vector 01).
+            # Its QR text below must fit QR version 13 at ECC M (77 terminal columns with the quiet zone).
+            \(CardQRText.encode(typical))
+
+            """
+        let url = Fixtures.url("qr/typical-card.txt")
+        if write { try qr.write(to: url, atomically: true, encoding: .utf8) }
+        #expect(try String(contentsOf: url, encoding: .utf8) == qr, "qr/typical-card.txt is stale")
     }
 
     /// Runs every file in fixtures/vectors and checks the verdict its header names.

@@ -1,0 +1,26 @@
+#ifndef MEISHI_JPEG_H
+#define MEISHI_JPEG_H
+#include <stddef.h>
+
+/// Outcome of meishi_jpeg_decode_gray.
+enum meishi_jpeg_status {
+    MEISHI_JPEG_OK = 0,
+    MEISHI_JPEG_ERROR = 1,      ///< libjpeg reported an error; the message is in `error`
+    MEISHI_JPEG_TOO_LARGE = 2,  ///< width x height exceeds max_pixels (checked from the header)
+    MEISHI_JPEG_NO_MEMORY = 3,
+};
+
+/// Decodes a JPEG held in memory to 8-bit grayscale.
+///
+/// libjpeg's default error handler calls exit(); this wrapper installs one that longjmps back
+/// here, so a corrupt or truncated file is an error return, never the end of the process.
+/// `scale_denom` (1, 2, 4 or 8) lets libjpeg shrink large photos while decoding (DCT scaling).
+/// On success *pixels is malloc'd (free it with meishi_jpeg_free) and *width/*height are set.
+int meishi_jpeg_decode_gray(const unsigned char *data, size_t length, unsigned long max_pixels,
+                            unsigned scale_denom, unsigned char **pixels, unsigned *width,
+                            unsigned *height, unsigned *full_width, unsigned *full_height,
+                            char *error, size_t error_length);
+
+void meishi_jpeg_free(unsigned char *pixels);
+
+#endif

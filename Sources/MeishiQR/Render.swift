@@ -1,0 +1,81 @@
+internal import CPNG
+
+/// Drawing a QR matrix for people and for files. Every rendering has a 4-module quiet zone.
+public enum QRRender {
+    public static let quietZone = 4
+
+    /// Unicode half blocks, two module rows per text line, with explicit black-on-white colours
+    /// (ANSI 256-colour 16 and 231) so the code scans on dark terminal themes too.
+    /// `inverted` draws light modules on dark instead.
+    public static func terminal(_ m: QRMatrix, inverted: Bool = false) -> String {
+        let q = quietZone
+        let span = m.size + 2 * q
+        let colours = inverted ? "\u{1B}[38;5;231;48;5;16m" : "\u{1B}[38;5;16;48;5;231m"
+        var out = ""
+        var y = 0
+        while y < span {
+            out += colours
+            for x in 0..<span {
+                let top = m[x - q, y - q]
+                let bottom = y + 1 < span && m[x - q, y + 1 - q]
+                switch (top, bottom) {
+                case (true, true): out += "█"
+                case (true, false): out += "▀"
+                case (false, true): out += "▄"
+                case (false, false): out += " "
+                }
+            }
+            out += "\u{1B}[0m\n"
+            y += 2
+        }
+        return out
+    }
+
+    /// Width in terminal columns of `terminal(m)`.
+    public static func terminalColumns(_ m: QRMatrix) -> Int { m.size + 2 * quietZone }
+
+    /// An SVG document, `scale` user units per module, dark modules as one path.
+    public static func svg(_ m: QRMatrix, scale: Int) -> String {
+        let span = m.size + 2 * quietZone
+        var path = ""
+        for y in 0..<m.size {
+            var x = 0
+            while x < m.size {
+                guard m[x, y] else { x += 1; continue }
+                var run = 1
+                while x + run < m.size, m[x + run, y] { run += 1 }
+                path += "M\(x + quietZone) \(y + quietZone)h\(run)v1h-\(run)z"
+                x += run
+            }
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="\(span * scale)" height="\(span * scale)" \
+            viewBox="0 0 \(span) \(span)" shape-rendering="crispEdges">
+            <rect width="\(span)" height="\(span)" fill="#ffffff"/>
+            <path d="\(path)" fill="#000000"/>
+            </svg>
+
+            """
+    }
+
+    /// An 8-bit grayscale image of the code, `scale` pixels per module.
+    public static func grayImage(_ m: QRMatrix, scale: Int) -> GrayImage {
+        let span = (m.size + 2 * quietZone) * scale
+        var pixels = [UInt8](repeating: 255, count: span * span)
+        for y in 0..<m.size {
+            for x in 0..<m.size where m[x, y] {
+                for dy in 0..<scale {
+                    let row = ((y + quietZone) * scale + dy) * span + (x + quietZone) * scale
+                    for dx in 0..<scale { pixels[row + dx] = 0 }
+                }
+            }
+        }
+        return GrayImage(width: span, height: span, pixels: pixels)
+    }
+
+    /// A grayscale PNG (libpng's simplified write API, which reports errors instead of jumping).
+    public static func png(_ m: QRMatrix, scale: Int) throws(QRError) -> [UInt8] {
+        try PNGCodec.encode(grayImage(m, scale: scale))
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiQR
+
+enum QRFormat: String, ExpressibleByArgument, CaseIterable {
+    case terminal, png, svg, text
+}
+
+extension QRErrorCorrection: ExpressibleByArgument {}
+
+struct CardQR: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qr",
+        abstract: "Show your signed card as a QR code (terminal, PNG, SVG or its text).",
+        discussion: """
+            The QR holds the signed card in its compact text form (MEISHI1: + Base45, see \
+            docs/PROTOCOL.md), which 'meishi scan' and 'meishi verify' check. With --vcard it holds an \
+            unsigned vCard 4.0 that any phone camera imports; meishi stores such scans as 'unsigned'. \
+            The format follows -o's extension (.png, .svg, .txt), else it is terminal.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Share the values up to this level.")
+    var level: DisclosureLevel = .professional
+
+    @Option(help: ArgumentHelp("Share only these fields (comma-separated).", valueName: "fields"))
+    var fields: FieldListArgument?
+
+    @Option(help: "Output format (default: from -o's extension, else terminal).")
+    var format: QRFormat?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"))
+    var output: String?
+
+    @Option(help: "Error correction level: L, M, Q or H.")
+    var ecc: QRErrorCorrection = .M
+
+    @Option(help: "Pixels (PNG) or units (SVG) per module.")
+    var scale: Int = 8
+
+    @Flag(help: "Encode an unsigned vCard 4.0 instead of the signed card.")
+    var vcard = false
+
+    @Flag(help: "Terminal: light modules on dark instead of dark on light.")
+    var invert = false
+
+    func validate() throws {
+        guard (1...64).contains(scale) else { throw ValidationError("--scale must be between 1 and 64") }
+    }
+
+    var resolvedFormat: QRFormat {
+        if let format { return format }
+        switch output.map({ ($0 as NSString).pathExtension.lowercased() }) {
+        case "png": return .png
+        case "svg": return .svg
+        case "txt": return .text
+        default: return .terminal
+        }
+    }
+
+    func run() throws {
+        let ctx = try global.context()
+        let format = resolvedFormat
+        if format == .png, output == nil, isatty(STDOUT_FILENO) == 1 {
+            throw MeishiFailure("refusing to write PNG data to a terminal", hint: "use -o FILE, or -o - to write it to standard output",
+                                status: .usage)
+        }
+        let card = try ctx.cards.loadCard()
+        let (text, mode) = try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: ctx.home,
+                                                 passphrases: ctx.passphrases, now: ctx.now)
+        if format == .text {
+            try Output.write(Array(text.utf8) + [0x0A], to: output)
+            return
+        }
+        let matrix = try QRService.matrix(text, mode: mode, correction: ecc)
+        let bytes: [UInt8]
+        switch format {
+        case .terminal: bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
+        case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
+        case .png:
+            do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiFailure(error) }
+        case .text: return
+        }
+        try Output.write(bytes, to: output)
+        let what = vcard ? "unsigned vCard" : "signed card"
+        Output.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
+                    + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
+    }
+}
