@@ -23,8 +23,13 @@ release: deps
 demo: release
 	@scripts/demo.sh $(RELEASE)
 
+# Test-only tools: zbarimg and rsvg-convert (interop checks), Python decoders in .venv.
+TEST_APT := zbar-tools librsvg2-bin
+TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy
+
 test: deps
-	@scripts/python-tools.sh
+	@scripts/install-deps.sh $(TEST_APT)
+	@scripts/python-tools.sh $(TEST_PY)
 	$(SWIFT) build
 	@scripts/check-man.sh $(DEBUG)
 	$(SWIFT) test
