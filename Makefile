@@ -35,7 +35,8 @@ test: deps
 	$(SWIFT) test
 
 bench: release
-	@scripts/install-deps.sh hyperfine
+	@scripts/install-deps.sh hyperfine qrencode zbar-tools time
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
 	@scripts/bench.sh
 
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.

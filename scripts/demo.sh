@@ -45,5 +45,14 @@ run $ken contacts list
 run $ken contacts show mei
 run $mei contacts list --json
 
+step "QR fallback: Mei shows her card as a QR code, Ken scans a picture of it"
+run $mei card qr --level public
+run $mei card qr --level professional -o "$work/mei-qr.png"
+run $ken scan "$work/mei-qr.png"
+run $ken scan --raw "$work/mei-qr.png"
+run $mei card qr --vcard -o "$work/mei-vcard.png"
+run $ken scan --dry-run "$work/mei-vcard.png"
+run $ken contacts list
+
 echo
-echo "demo finished: both stores hold the other's verified card."
+echo "demo finished: both stores hold the other's verified card, by file and by QR."

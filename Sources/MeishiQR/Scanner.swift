@@ -33,29 +33,34 @@ public enum QRScanner {
 
     typealias Pass = (String, () -> (GrayImage, Double)?)
 
+    /// The retry passes, cheapest first. Transformations work on a copy at most
+    /// `firstPassSide` pixels long, so a large photo without a code costs a bounded amount.
     static func passes(for image: GrayImage) -> [Pass] {
         let longest = max(image.width, image.height)
-        var out: [Pass] = []
-        if longest > firstPassSide {
-            let f = Double(longest) / Double(firstPassSide)
-            out.append(("downscaled", { (ImageOps.downscale(image, by: f), f) }))
-            out.append(("downscaled+binarised", { (ImageOps.binarise(ImageOps.downscale(image, by: f)), f) }))
+        let f = longest > firstPassSide ? Double(longest) / Double(firstPassSide) : 1
+        let base = f > 1 ? ImageOps.downscale(image, by: f) : image
+        let side = max(base.width, base.height)
+        var out: [Pass] = [("first", { (base, f) })]
+        if f > 1 { out.append(("full-resolution", { (image, 1) })) }
+        out.append(("stretched", { (ImageOps.stretchContrast(base), f) }))
+        out.append(("binarised", { (ImageOps.binarise(base), f) }))
+        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(base)), f) }))
+        // Codes that touch the image edge have no quiet zone: give them one.
+        let border = max(8, side / 16)
+        out.append(("padded", { (ImageOps.pad(base, by: border), f) }))
+        if side < 800 {
+            let k = side < 200 ? 4 : 2
+            out.append(("padded+upscaled", { (ImageOps.upscale(ImageOps.pad(base, by: border), by: k), f / Double(k)) }))
+            out.append(("upscaled+binarised", { (ImageOps.binarise(ImageOps.upscale(base, by: 2)), f / 2) }))
+            out.append(("sharpened", { (ImageOps.sharpen(ImageOps.upscale(base, by: 2)), f / 2) }))
+        } else {
+            out.append(("sharpened", { (ImageOps.sharpen(base), f) }))
         }
-        out.append(("original", { (image, 1) }))
-        out.append(("stretched", { (ImageOps.stretchContrast(image), 1) }))
-        out.append(("binarised", { (ImageOps.binarise(image), 1) }))
-        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(image)), 1) }))
-        if longest < 800 {
-            out.append(("upscaled", { (ImageOps.upscale(image, by: 2), 0.5) }))
-            out.append(("upscaled+binarised", { (ImageOps.binarise(ImageOps.upscale(image, by: 2)), 0.5) }))
+        if side > 600 {
+            out.append(("half", { (ImageOps.downscale(base, by: 2), 2 * f) }))
+            out.append(("half+binarised", { (ImageOps.binarise(ImageOps.downscale(base, by: 2)), 2 * f) }))
         }
-        if longest > 600 {
-            out.append(("half", { (ImageOps.downscale(image, by: 2), 2) }))
-            out.append(("half+binarised", { (ImageOps.binarise(ImageOps.downscale(image, by: 2)), 2) }))
-        }
-        if longest > 1200 {
-            out.append(("quarter", { (ImageOps.downscale(image, by: 4), 4) }))
-        }
+        if side > 1200 { out.append(("quarter", { (ImageOps.downscale(base, by: 4), 4 * f) })) }
         return out
     }
 
@@ -127,6 +132,27 @@ public enum ImageOps {
             for x in 0..<w { out[y * w + x] = img.pixels[srcRow + x / factor] }
         }
         return GrayImage(width: w, height: h, pixels: out)
+    }
+
+    /// Adds a white border of `n` pixels on every side.
+    public static func pad(_ img: GrayImage, by n: Int) -> GrayImage {
+        let w = img.width + 2 * n, h = img.height + 2 * n
+        var out = [UInt8](repeating: 255, count: w * h)
+        for y in 0..<img.height {
+            let dst = (y + n) * w + n
+            out.replaceSubrange(dst..<dst + img.width, with: img.pixels[(y * img.width)..<((y + 1) * img.width)])
+        }
+        return GrayImage(width: w, height: h, pixels: out)
+    }
+
+    /// Unsharp mask (2 x original - 3x3 blur), to restore module edges in blurred photos.
+    public static func sharpen(_ img: GrayImage) -> GrayImage {
+        let blurred = boxBlur(img)
+        var out = img.pixels
+        for i in 0..<out.count {
+            out[i] = UInt8(max(0, min(255, 2 * Int(img.pixels[i]) - Int(blurred.pixels[i]))))
+        }
+        return GrayImage(width: img.width, height: img.height, pixels: out)
     }
 
     /// Maps the 1st..99th percentile of intensities to 0..255.

@@ -154,6 +154,10 @@ struct Scan: ParsableCommand {
         if case .added(_, let conflicts) = outcome, !conflicts.isEmpty {
             Output.warn("\(Output.safe(c.name ?? c.did)) uses the same name or email as contact #\(conflicts[0].id ?? 0): possible impersonation")
         }
-        print("\(outcomeName(outcome)) \(Output.safe(c.name ?? "(no name)")) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
+        if case .unchanged = outcome {
+            print("unchanged: the stored card of \(Output.safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0), \(c.trust.rawValue))")
+        } else {
+            print("\(outcomeName(outcome)) \(Output.safe(c.name ?? "(no name)")) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
+        }
     }
 }
