@@ -17,9 +17,16 @@ def zxing(path):
 
 
 def opencv(path):
+    """OpenCV's classic QRCodeDetector, then its ArUco-based one.
+
+    The classic detector misses about one code in ten of any kind, ours or segno's (measured on
+    20 fresh cards: 18/20 for both PNG and SVG renderings); the ArUco detector read 20/20.
+    """
     import cv2
     img = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
     text, _, _ = cv2.QRCodeDetector().detectAndDecode(img)
+    if not text:
+        text, _, _ = cv2.QRCodeDetectorAruco().detectAndDecode(img)
     return [text] if text else []
 
 
