@@ -89,17 +89,18 @@ if [ -x "$py" ] && "$py" -c 'import zxingcpp, segno, cv2, PIL' 2>/dev/null; then
     [ -d ../shared/corpus/qr ] && sets+=(../shared/corpus/qr/*/)
     "$py" "$qrkit" eval --decoder "$dec_meishi" --decoders zbarimg,zxingcpp --sets "${sets[@]}" \
       --json "$out/scan.json" --md "$out/scan.md" > "$out/scan.log" 2>&1 || true
-    "$py" - "$out/scan.json" <<'PY'
-import json, sys
+    "$py" - "$out/scan.json" "${sets[@]}" <<'PY'
+import json, os, sys
 d = json.load(open(sys.argv[1]))
+set_dirs = {os.path.basename(p.rstrip("/")): p for p in sys.argv[2:]}
 tot = {}
 norm = lambda t: "\n".join(l.rstrip() for l in t.replace("\r\n", "\n").split("\n")).rstrip()
 for path, s in d["sets"].items():
     for item in s["detail"]:
         for name, r in item.items():
             if name.startswith("cmd") and isinstance(r, dict) and r.get("v") == "wrong":
-                lp = path.rstrip("/") + "/" + item["id"] + ".txt"
-                label = open(lp, encoding="utf-8", newline="").read() if __import__("os").path.exists(lp) else None
+                lp = os.path.join(set_dirs.get(path, path), item["id"] + ".txt")
+                label = open(lp, encoding="utf-8", newline="").read() if os.path.exists(lp) else None
                 out, lab = norm((r.get("out") or [""])[0]), norm(label or "")
                 if label is not None and (out.startswith(lab + "\n") or out.endswith("\n" + lab) or ("\n" + lab + "\n") in out):
                     c = s["summary"][name]; c["wrong"] -= 1; c["ok"] += 1

@@ -54,13 +54,7 @@ public enum VCard {
 
     static func revision(_ t: Int64) -> String {
         // yyyyMMddTHHmmssZ from the RFC 3339 form.
-        let iso = rfc3339(t)
-        return iso.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-    }
-
-    static func rfc3339(_ t: Int64) -> String {
-        let f = ISO8601DateFormatter()
-        return f.string(from: Date(timeIntervalSince1970: TimeInterval(t)))
+        UTCTime.rfc3339(t).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     }
 
     static func escape(_ s: String) -> String {
