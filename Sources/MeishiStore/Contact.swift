@@ -76,6 +76,34 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
+    /// Decodes a row by hand: the `fields` JSON goes through the card model's parser, several
+    /// times faster than a JSONDecoder per row (it shows in `contacts list`).
+    public init(row: Row) throws {
+        id = row["id"]
+        did = row["did"]
+        name = row["name"]
+        org = row["org"]
+        let json: String = row["fields"]
+        var decoded: [String: [String]] = [:]
+        if case .object(let members)? = try? StrictJSONParser.parse(Array(json.utf8)) {
+            for m in members {
+                guard case .array(let items) = m.value else { continue }
+                decoded[m.key] = items.compactMap { if case .string(let v) = $0 { v } else { nil } }
+            }
+        }
+        fields = decoded
+        level = DisclosureLevel(rawValue: row["level"]) ?? .public
+        trust = Trust(rawValue: row["trust"]) ?? .unsigned
+        source = row["source"]
+        firstSeen = row["firstSeen"]
+        lastSeen = row["lastSeen"]
+        cardTimestamp = row["cardTimestamp"]
+        signPubKey = row["signPubKey"]
+        pubKey = row["pubKey"]
+        payload = row["payload"]
+        conflictsWith = row["conflictsWith"]
+    }
+
     /// Ids of the contacts this one may impersonate.
     public var conflictIDs: [Int64] {
         (conflictsWith ?? "").split(separator: ",").compactMap { Int64($0) }
