@@ -41,6 +41,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
+        .target(name: "MeishiProximity", dependencies: ["MeishiCard", "MeishiCrypto"]),
         .target(
             name: "MeishiKit",
             dependencies: [
@@ -66,6 +67,7 @@ let package = Package(
         .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),
         .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard"]),
         .testTarget(name: "MeishiQRTests", dependencies: ["MeishiQR", "MeishiCard"]),
+        .testTarget(name: "MeishiProximityTests", dependencies: ["MeishiProximity", "MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
         .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR"]),
     ],

@@ -1,0 +1,43 @@
+import MeishiCard
+
+/// Why an exchange session ended early. No case carries key material.
+public enum ExchangeError: Error, Equatable, Sendable {
+    /// A frame announced more than `FrameCodec.maximumBody` bytes.
+    case frameTooLarge(Int)
+    /// A frame that cannot be parsed.
+    case malformedFrame(String)
+    /// The peer speaks another protocol version.
+    case unsupportedVersion(UInt8)
+    /// A message arrived that the protocol does not allow at this point.
+    case unexpectedMessage(String)
+    /// The revealed ephemeral key does not match the commitment sent first: a tampered handshake.
+    case commitmentMismatch
+    /// The peer's ephemeral key gives an all-zero shared secret (a low-order point).
+    case weakKey
+    /// A sealed frame failed authentication: tampered, reordered, replayed or wrong key.
+    case badAuthentication
+    /// The peer declined the short authentication string.
+    case declinedByPeer
+    /// The peer's card did not verify.
+    case invalidCard(PayloadError)
+    /// The card was not bound to this session (signature over another transcript): a replay.
+    case bindingInvalid
+    /// The peer refused our card, with its reason.
+    case rejectedByPeer(String)
+
+    public var description: String {
+        switch self {
+        case .frameTooLarge(let n): "peer sent a \(n)-byte frame (limit \(FrameCodec.maximumBody))"
+        case .malformedFrame(let why): "malformed frame: \(why)"
+        case .unsupportedVersion(let v): "peer speaks exchange protocol version \(v); this meishi speaks 1"
+        case .unexpectedMessage(let what): "protocol violation: \(what)"
+        case .commitmentMismatch: "the peer's key does not match its commitment (handshake tampered with)"
+        case .weakKey: "the peer sent a weak ephemeral key"
+        case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
+        case .declinedByPeer: "the other person did not confirm the code"
+        case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
+        case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
+        case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
+        }
+    }
+}
