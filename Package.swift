@@ -4,6 +4,7 @@ import PackageDescription
 // One target per concern. Only the target named next to a C module imports it:
 //   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256)
 //   GRDB      -> MeishiStore       (SQLite)
+//   SwiftNIO  -> MeishiProximity   (sockets)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 // MeishiCard is pure Swift: the card model, the payload format and its canonical bytes.
 // MeishiKit ties them together for the CLI; the `meishi` executable only parses and prints.
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: C libraries (pkg-config names as in Debian's -dev packages)
@@ -41,12 +43,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
-        .target(name: "MeishiProximity", dependencies: ["MeishiCard", "MeishiCrypto"]),
+        .target(
+            name: "MeishiProximity",
+            dependencies: [
+                "MeishiCard", "MeishiCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         .target(
             name: "MeishiKit",
             dependencies: [
-                "MeishiCard", "MeishiCrypto", "MeishiStore", "MeishiQR",
+                "MeishiCard", "MeishiCrypto", "MeishiStore", "MeishiQR", "MeishiProximity",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
 
         // MARK: Executables

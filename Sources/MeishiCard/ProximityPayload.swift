@@ -19,6 +19,8 @@ public enum PayloadError: Error, Equatable, Sendable {
     case keyMismatch
     case badSignature
     case fromTheFuture(seconds: Int64)
+    /// Older than an exchange's freshness window (cards swapped in person are signed just then).
+    case tooOld(seconds: Int64)
 
     /// The stable verdict name used by `meishi verify --json` and the test vectors.
     public var verdict: String {
@@ -28,6 +30,7 @@ public enum PayloadError: Error, Equatable, Sendable {
         case .keyMismatch: "key-mismatch"
         case .badSignature: "bad-signature"
         case .fromTheFuture: "from-the-future"
+        case .tooOld: "stale"
         }
     }
 
@@ -39,6 +42,7 @@ public enum PayloadError: Error, Equatable, Sendable {
         case .keyMismatch: "signPubKey does not match the key in senderDID"
         case .badSignature: "bad signature"
         case .fromTheFuture(let s): "timestamp is \(s) seconds in the future"
+        case .tooOld(let s): "card was signed \(s) seconds ago, outside the exchange window"
         }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import MeishiKit
 
 @main
-struct Meishi: ParsableCommand {
+struct Meishi: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -15,10 +15,10 @@ struct Meishi: ParsableCommand {
             local SQLite store.
             """,
         version: version,
-        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Contacts.self])
+        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Exchange.self, Contacts.self])
 
-    static func main() {
-        Foundation.exit(Self.run(arguments: Array(CommandLine.arguments.dropFirst())))
+    static func main() async {
+        Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst())))
     }
 
     /// The subcommand names at the start of `arguments` ("card", "set"), for help hints.
@@ -56,10 +56,14 @@ struct Meishi: ParsableCommand {
     }
 
     /// Parses and runs one command line, printing errors as `meishi: error: …`.
-    static func run(arguments: [String]) -> Int32 {
+    static func run(arguments: [String]) async -> Int32 {
         do {
             var command = try parseAsRoot(hoistingGlobalOptions(arguments))
-            try command.run()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
             return 0
         } catch let failure as MeishiFailure {
             Output.report(failure)

@@ -1,0 +1,248 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// What the application supplies to an exchange.
+public struct ExchangeParticipant: Sendable {
+    /// Our signed card and the key that signed it.
+    public var card: @Sendable () throws -> (ProximityPayload, Ed25519.SigningKey)
+    /// Everything `meishi verify` checks plus the freshness window.
+    public var verify: @Sendable ([UInt8]) throws(PayloadError) -> ProximityPayload
+    /// Shows the code and returns whether the person says it matches the other screen.
+    public var confirmCode: @Sendable (String) async -> Bool
+    /// A diagnostic line (connection refused, garbage from a peer, …).
+    public var log: @Sendable (String) -> Void
+
+    public init(card: @escaping @Sendable () throws -> (ProximityPayload, Ed25519.SigningKey),
+                verify: @escaping @Sendable ([UInt8]) throws(PayloadError) -> ProximityPayload,
+                confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
+        self.card = card
+        self.verify = verify
+        self.confirmCode = confirmCode
+        self.log = log
+    }
+}
+
+/// A finished exchange: both people confirmed, both cards verified and acknowledged.
+public struct ExchangeResult: Sendable {
+    public let peerCard: ProximityPayload
+    public let code: String
+    public let peerAddress: String
+}
+
+/// Why an exchange did not finish.
+public enum ExchangeFailure: Error, Sendable, Equatable {
+    case timedOut(String)
+    case unreachable(String)
+    case protocolFailure(ExchangeError)
+    case declinedLocally
+    case connectionLost(String)
+    case io(String)
+}
+
+/// Tracks peers that fail: 5 failures in 10 minutes bans an address for 10 minutes.
+final class PeerGuard: Sendable {
+    static let maximumFailures = 5
+    static let window: Double = 600
+    private let failures = NIOLockedValueBox<[String: [Double]]>([:])
+
+    func isBanned(_ address: String, now: Double) -> Bool {
+        failures.withLockedValue { f in
+            let recent = (f[address] ?? []).filter { now - $0 < Self.window }
+            f[address] = recent
+            return recent.count >= Self.maximumFailures
+        }
+    }
+
+    func recordFailure(_ address: String, now: Double) {
+        failures.withLockedValue { $0[address, default: []].append(now) }
+    }
+}
+
+/// Runs the exchange protocol over TCP with SwiftNIO.
+public enum ExchangeTransport {
+    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    static func now() -> Double {
+        Double(DispatchTimeShim.uptimeNanoseconds()) / 1e9
+    }
+
+    /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
+    /// Failing peers are logged and the listener keeps waiting until `timeout`.
+    public static func listen(host: String, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
+                              participant: ExchangeParticipant, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let server: NIOAsyncChannel<Connection, Never>
+        do {
+            server = try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
+                }
+        } catch {
+            throw .io("cannot listen on \(host):\(port): \(error)")
+        }
+        listening(server.channel.localAddress?.port ?? port)
+        let expired = NIOLockedValueBox(false)
+        let overall = server.channel.eventLoop.scheduleTask(in: timeout) {
+            expired.withLockedValue { $0 = true }
+            server.channel.close(promise: nil)
+        }
+        defer { overall.cancel() }
+        let guardian = PeerGuard()
+        var outcome: Result<ExchangeResult, ExchangeFailure>?
+        do {
+            try await server.executeThenClose { inbound in
+                for try await connection in inbound {
+                    let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
+                    if guardian.isBanned(address, now: now()) {
+                        participant.log("ignoring \(address): too many failed attempts in the last 10 minutes")
+                        try? await connection.channel.close()
+                        continue
+                    }
+                    let attempt: Result<ExchangeResult, ExchangeFailure>
+                    do {
+                        attempt = .success(try await run(ExchangeSession(role: .listener), on: connection, participant: participant,
+                                                         stepTimeout: stepTimeout, address: address))
+                    } catch {
+                        attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
+                    }
+                    switch attempt {
+                    case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
+                        // A person decided: the exchange is over either way.
+                        outcome = attempt
+                        return
+                    case .failure(let error):
+                        guardian.recordFailure(address, now: now())
+                        participant.log("peer \(address) failed: \(describe(error)); still listening")
+                    }
+                }
+            }
+        } catch {
+            if outcome == nil && !expired.withLockedValue({ $0 }) { throw .io("listener failed: \(error)") }
+        }
+        if let outcome { return try outcome.get() }
+        throw .timedOut("no peer completed an exchange")
+    }
+
+    /// Connects to `host:port` and runs the exchange as the dialer.
+    public static func dial(host: String, port: Int, stepTimeout: TimeAmount, participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+        let connection: Connection
+        do {
+            connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(stepTimeout)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
+                }
+        } catch {
+            throw .unreachable("cannot connect to \(host):\(port): \(error)")
+        }
+        return try await run(ExchangeSession(role: .dialer), on: connection, participant: participant, stepTimeout: stepTimeout,
+                             address: "\(host):\(port)")
+    }
+
+    public static func describe(_ f: ExchangeFailure) -> String {
+        switch f {
+        case .timedOut(let w): "timed out: \(w)"
+        case .unreachable(let w): w
+        case .protocolFailure(let e): e.description
+        case .declinedLocally: "the code was not confirmed"
+        case .connectionLost(let w): "connection lost \(w)"
+        case .io(let w): w
+        }
+    }
+
+    /// One session on one connection; closes the connection at the end.
+    static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
+                    stepTimeout: TimeAmount, address: String) async throws(ExchangeFailure) -> ExchangeResult {
+        session.verifyPayload = participant.verify
+        let channel = connection.channel
+        let timedOut = NIOLockedValueBox(false)
+        var timer: Scheduled<Void>?
+        func arm(_ t: TimeAmount) {
+            timer?.cancel()
+            timer = channel.eventLoop.scheduleTask(in: t) {
+                timedOut.withLockedValue { $0 = true }
+                channel.close(promise: nil)
+            }
+        }
+        defer { timer?.cancel() }
+        do {
+            return try await connection.executeThenClose { inbound, outbound in
+                var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+                func send(_ bodies: [[UInt8]]) async throws {
+                    for body in bodies { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
+                }
+                func next(_ what: String) async throws -> ExchangeSession.Event? {
+                    guard let frame = try await frames.next() else {
+                        throw ExchangeFailure.connectionLost(timedOut.withLockedValue { $0 } ? "(timed out waiting for \(what))" : "before \(what)")
+                    }
+                    let step = try session.receive(frame)
+                    try await send(step.send)
+                    return step.event
+                }
+                do {
+                    arm(stepTimeout)
+                    if let hello = session.start() { try await send([hello]) }
+                    var event: ExchangeSession.Event?
+                    while session.code == nil { event = try await next("the handshake") }
+                    guard case .codeReady(let code)? = event else { throw ExchangeFailure.protocolFailure(.unexpectedMessage("no code")) }
+                    // The person may take a while to compare codes: no step timer meanwhile.
+                    timer?.cancel()
+                    let matches = await participant.confirmCode(code)
+                    arm(stepTimeout)
+                    try await send([session.confirm(matches)])
+                    guard matches else { throw ExchangeFailure.declinedLocally }
+                    while !session.confirmedByPeer { _ = try await next("the other person's confirmation") }
+                    let (card, key) = try participant.card()
+                    try await send([session.card(card, signedBy: key)])
+                    while session.peerCard == nil { _ = try await next("the peer's card") }
+                    try await send([session.acknowledge()])
+                    while !session.acknowledgedByPeer { _ = try await next("the peer's acknowledgement") }
+                    return ExchangeResult(peerCard: session.peerCard!, code: code, peerAddress: address)
+                } catch let e as ExchangeError {
+                    // Tell the peer why before the connection closes.
+                    if let reject = session.reject(e.description) { try? await send([reject]) }
+                    throw e
+                }
+            }
+        } catch let e as ExchangeFailure {
+            throw e
+        } catch let e as ExchangeError {
+            throw .protocolFailure(e)
+        } catch {
+            if timedOut.withLockedValue({ $0 }) { throw .timedOut("peer \(address) too slow") }
+            throw .connectionLost("(\(error))")
+        }
+    }
+}
+
+/// Turns the inbound byte stream into frame bodies.
+struct FrameReader {
+    var iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator
+    var decoder = FrameDecoder()
+    var ready: [[UInt8]] = []
+
+    mutating func next() async throws -> [UInt8]? {
+        while ready.isEmpty {
+            guard let buffer = try await iterator.next() else { return nil }
+            ready += try decoder.feed(buffer.readableBytesView)
+        }
+        return ready.removeFirst()
+    }
+}
+
+/// Monotonic time without Foundation.
+enum DispatchTimeShim {
+    static func uptimeNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

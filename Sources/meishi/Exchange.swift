@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+
+struct Exchange: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Swap signed cards with a nearby person over the network.",
+        discussion: """
+            One side runs 'meishi exchange --listen', the other 'meishi exchange --peer HOST:PORT'. \
+            Both screens then show a 6-digit code; each person checks that the other screen shows the \
+            same code and answers y. Only then are the signed cards sent, verified (signature, DID, \
+            binding to this session, signed within --max-skew) and, once both sides have acknowledged, \
+            stored with trust 'met'. A mismatch or a 'no' stores nothing on either side.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Wait for the other person to connect.")
+    var listen = false
+
+    @Option(help: "Port for --listen (0: any free port).")
+    var port: Int = ExchangeService.defaultPort
+
+    @Option(help: ArgumentHelp("Connect to a listening peer.", valueName: "host:port"))
+    var peer: String?
+
+    @Flag(help: ArgumentHelp("Do not ask to compare the code.", discussion:
+        "For scripts and tests. Without a person comparing codes, nothing stops a machine in the middle from swapping cards: contacts are stored as 'signed', not 'met'."))
+    var yes = false
+
+    @Option(help: "Share the values up to this level.")
+    var level: DisclosureLevel = .professional
+
+    @Option(help: ArgumentHelp("Share only these fields (comma-separated).", valueName: "fields"))
+    var fields: FieldListArgument?
+
+    @Option(help: ArgumentHelp("Give up after this long (e.g. 60s, 5m).", valueName: "duration"))
+    var timeout: DurationArgument = DurationArgument(argument: "60")!
+
+    @Option(help: ArgumentHelp("Largest clock difference accepted for the peer's card.", valueName: "duration"))
+    var maxSkew: DurationArgument = DurationArgument(argument: "10m")!
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard listen != (peer != nil) else {
+            throw ValidationError("use --listen on one side and --peer HOST:PORT on the other (discovery by multicast is not available yet)")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        if let peer, Self.split(peer) == nil { throw ValidationError("--peer must be HOST:PORT") }
+        guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    static func split(_ hostPort: String) -> (String, Int)? {
+        guard let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]),
+              (1...65535).contains(port) else { return nil }
+        var host = String(hostPort[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    func run() async throws {
+        if !yes, isatty(STDIN_FILENO) != 1 || !Terminal.available {
+            throw MeishiFailure("comparing the code needs a terminal", hint: "run it on a terminal, or pass --yes (contacts are then stored as 'signed')",
+                                status: .usage)
+        }
+        let ctx = try global.context()
+        let identity = try ctx.loadIdentity()
+        let card = try ctx.cards.loadCard()
+        let endpoint: ExchangeService.Endpoint = listen ? .listen(host: "0.0.0.0", port: port) : {
+            let (h, p) = Self.split(peer!)!
+            return .dial(host: h, port: p)
+        }()
+        let yes = self.yes, quiet = json
+        let spinner = Spinner(enabled: !quiet && isatty(STDERR_FILENO) == 1)
+        let outcome = try await ExchangeService(home: ctx.home).run(
+            endpoint: endpoint, identity: identity, card: card, level: level, only: fields?.names,
+            timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
+            confirm: { code in
+                spinner.stop()
+                if yes {
+                    if !quiet { Output.note("code \(code) (not compared by a person: --yes)") }
+                    return true
+                }
+                return Terminal.ask("Check that the other screen shows \(code) — same? [y/N] ")
+            },
+            log: { Output.note($0) },
+            listening: { port in
+                spinner.start("listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)")
+            })
+        spinner.stop()
+        report(outcome, home: ctx.home)
+    }
+
+    func report(_ o: ExchangeService.Outcome, home: Home) {
+        let c = o.contact
+        if json {
+            Output.json(.object([
+                "result": .string({ switch o.stored { case .added: "added"; case .updated: "updated"; case .unchanged: "unchanged" } }()),
+                "code": .string(o.code), "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
+                "store": .string(home.databasePath), "contact": Output.contactJSON(c),
+            ]))
+            return
+        }
+        print("received card from \(Output.safe(c.name ?? "(no name)")) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)")
+        print(Output.fieldLines(Output.orderedFields(c.fields)), terminator: "")
+        print("  did          \(c.did)")
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// Two `meishi exchange` processes on loopback (the manual --listen / --peer path).
+@Suite(.serialized) struct ExchangeCommandTests {
+    /// Starts a listener and returns it with the port it reports on stderr.
+    static func startListener(_ cli: CLI, _ extra: [String] = []) throws -> (Process, Int, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["exchange", "--listen", "--port", "0", "--yes", "--timeout", "20"] + extra
+        var env = ProcessInfo.processInfo.environment
+        env["MEISHI_HOME"] = cli.home
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let chunk = err.fileHandleForReading.availableData
+            text += String(decoding: chunk, as: UTF8.self)
+            if let r = text.range(of: #"port (\d+)"#, options: .regularExpression) {
+                let port = Int(text[r].split(separator: " ")[1])!
+                return (p, port, out, err)
+            }
+            if chunk.isEmpty { break }
+        }
+        p.terminate()
+        throw CocoaError(.fileReadUnknown)
+    }
+
+    @Test func twoProcessesSwapCards() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, out, _) = try Self.startListener(mei, ["--json"])
+        let dial = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"])
+        listener.waitUntilExit()
+        #expect(dial.status == 0, "\(dial.stderr)")
+        #expect(listener.terminationStatus == 0)
+        let listenerJSON = try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
+        #expect(dial.json["code"] as? String == listenerJSON?["code"] as? String)
+        #expect(dial.json["trust"] as? String == "signed")
+        #expect((dial.json["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        #expect((listenerJSON?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        let kens = try ken("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+        #expect(kens?.first?["source"] as? String == "exchange")
+    }
+
+    @Test func hostilePeerDoesNotStopTheListener() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, _, err) = try Self.startListener(mei)
+        // Garbage: a frame announcing 1 GiB, then a wrong-version HELLO.
+        for bytes in [[UInt8]([0x40, 0, 0, 0, 1, 2, 3]), [0, 0, 0, 34, 0x01, 0x09] + [UInt8](repeating: 0, count: 32)] {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = in_port_t(UInt16(port).bigEndian)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            #expect(rc == 0)
+            _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            var buf = [UInt8](repeating: 0, count: 64)
+            _ = read(fd, &buf, 64)  // returns when the listener closes the connection
+            close(fd)
+        }
+        let dial = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes"])
+        listener.waitUntilExit()
+        #expect(dial.status == 0, "\(dial.stderr)")
+        #expect(listener.terminationStatus == 0)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("frame") && log.contains("still listening"), "\(log)")
+    }
+
+    @Test func timeoutsAndRefusals() throws {
+        let mei = try CLI.withCard()
+        let t = try mei.run(["exchange", "--listen", "--port", "0", "--yes", "--timeout", "1"])
+        #expect(t.status == 75, "\(t.stderr)")
+        #expect(t.stderr.contains("timed out"))
+        let refused = try mei.run(["exchange", "--peer", "127.0.0.1:1", "--yes"])
+        #expect(refused.status == 69, "\(refused.stderr)")
+        let noTTY = try mei.run(["exchange", "--listen"])
+        #expect(noTTY.status == 64)
+        #expect(noTTY.stderr.contains("--yes"))
+        #expect(try mei.run(["exchange", "--yes"]).status == 64)
+        #expect(try mei.run(["exchange", "--peer", "nonsense", "--yes"]).status == 64)
+        #expect(try mei("contacts", "list", "--json").json["contacts"] as? [Any] == nil
+                || (try mei("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty == true)
+    }
+}
