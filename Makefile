@@ -24,7 +24,7 @@ demo: release
 	@scripts/demo.sh $(RELEASE)
 
 # Test-only tools: zbarimg and rsvg-convert (interop checks), Python decoders in .venv.
-TEST_APT := zbar-tools librsvg2-bin
+TEST_APT := zbar-tools librsvg2-bin iproute2
 TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy
 
 test: deps

@@ -57,13 +57,14 @@ let package = Package(
                 "MeishiCard", "MeishiCrypto", "MeishiStore", "MeishiQR", "MeishiProximity",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
 
         // MARK: Executables
         .executableTarget(
             name: "meishi",
             dependencies: [
-                "MeishiKit", "MeishiCard", "MeishiQR",
+                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

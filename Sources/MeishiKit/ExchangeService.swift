@@ -3,7 +3,15 @@ import MeishiCard
 import MeishiCrypto
 import MeishiProximity
 import MeishiStore
+import NIOConcurrencyHelpers
 import NIOCore
+
+/// Peers found when several announce and nobody could pick one.
+final class AmbiguityBox: Sendable {
+    private let value = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
+    func set(_ p: [DiscoveredPeer]) { value.withLockedValue { $0 = p } }
+    func get() -> [DiscoveredPeer]? { value.withLockedValue { $0 } }
+}
 
 /// `meishi exchange`: runs the protocol with a peer and stores its card once both sides are done.
 public struct ExchangeService: Sendable {
@@ -15,7 +23,13 @@ public struct ExchangeService: Sendable {
     public enum Endpoint: Sendable {
         case listen(host: String, port: Int)
         case dial(host: String, port: Int)
+        /// Find the peer by multicast: by `code` when given, else the one other peer announcing.
+        case discover(code: String?, alias: String?, interface: String?,
+                      pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
     }
+
+    /// How long to listen to announcements before deciding that exactly one peer is there.
+    public static let discoveryWindow: Double = 2.5
 
     public struct Outcome: Sendable {
         public let contact: Contact
@@ -61,14 +75,58 @@ public struct ExchangeService: Sendable {
             case .dial(let host, let port):
                 result = try await ExchangeTransport.dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, Self.stepTimeoutSeconds)),
                                                          participant: participant)
+            case .discover(let code, let alias, let interface, let pick):
+                result = try await discover(code: code, alias: alias, interface: interface, pick: pick, timeoutSeconds: timeoutSeconds,
+                                            participant: participant, listening: listening)
             }
+        } catch let f as MeishiFailure {
+            throw f
+        } catch let f as ExchangeFailure {
+            throw Self.failure(f)
         } catch {
-            throw Self.failure(error)
+            throw MeishiFailure("\(error)")
         }
         let verified = VerifiedCard(payload: result.peerCard, raw: result.peerCard.canonicalJSON,
                                     ageSeconds: Int64(Date().timeIntervalSince1970) - result.peerCard.timestamp)
         let stored = try ContactsService(home: home).add(verified, trust: confirmedByPerson ? .met : .signed, source: "exchange", now: Date())
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress)
+    }
+
+    /// Discovery, then the TCP exchange: the peer whose session id is smaller dials.
+    func discover(code: String?, alias: String?, interface: String?, pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?,
+                  timeoutSeconds: Int64, participant: ExchangeParticipant, listening: @escaping @Sendable (Int) -> Void) async throws -> ExchangeResult {
+        let start = ExchangeTransport.now()
+        let deadline = start + Double(timeoutSeconds)
+        let server = try await ExchangeTransport.bind(host: "0.0.0.0", port: 0)
+        let discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
+        listening(server.port)
+        let ambiguous = AmbiguityBox()
+        let chosen = await discovery.run(until: deadline) { peers, now in
+            if let code { return peers.first { $0.announcement.matches(code: code) } }
+            guard now - start >= Self.discoveryWindow, !peers.isEmpty else { return nil }
+            if peers.count == 1 { return peers[0] }
+            if let p = pick(peers) { return p }
+            ambiguous.set(peers)
+            return peers[0]
+        }
+        if let several = ambiguous.get() {
+            let list = several.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+            throw MeishiFailure("\(several.count) peers are announcing: \(list)", hint: "agree on a code and run 'meishi exchange --code CODE' on both sides",
+                                status: .unavailable)
+        }
+        guard let peer = chosen else {
+            throw MeishiFailure(code == nil ? "no other meishi announced itself on the network" : "no peer announced the same code",
+                                hint: "is the other side running 'meishi exchange'? if multicast is blocked, use --listen and --peer HOST:PORT",
+                                status: .timedOut)
+        }
+        let remaining = max(1, deadline - ExchangeTransport.now())
+        if discovery.sessionID.lexicographicallyPrecedes(peer.announcement.sessionID) {
+            try? await server.close()
+            return try await ExchangeTransport.dial(host: peer.host, port: Int(peer.announcement.port),
+                                                    stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant)
+        }
+        return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)),
+                                                 stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant, onlyFrom: peer.host)
     }
 
     static func failure(_ f: ExchangeFailure) -> MeishiFailure {

@@ -65,38 +65,63 @@ final class PeerGuard: Sendable {
 public enum ExchangeTransport {
     typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
-    static func now() -> Double {
+    /// Monotonic seconds.
+    public static func now() -> Double {
         Double(DispatchTimeShim.uptimeNanoseconds()) / 1e9
+    }
+
+    /// A bound TCP listener, before it serves.
+    public struct Server: Sendable {
+        let channel: NIOAsyncChannel<Connection, Never>
+        public var port: Int { channel.channel.localAddress?.port ?? 0 }
+        /// Closes a listener that will not serve (this side dials instead).
+        public func close() async throws { try await channel.channel.close() }
+    }
+
+    /// Binds the TCP listener (port 0: any free port).
+    public static func bind(host: String, port: Int) async throws(ExchangeFailure) -> Server {
+        do {
+            return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
+                })
+        } catch {
+            throw .io("cannot listen on \(host):\(port): \(error)")
+        }
     }
 
     /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
     /// Failing peers are logged and the listener keeps waiting until `timeout`.
     public static func listen(host: String, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
                               participant: ExchangeParticipant, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let server: NIOAsyncChannel<Connection, Never>
-        do {
-            server = try await ServerBootstrap(group: group)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
-                }
-        } catch {
-            throw .io("cannot listen on \(host):\(port): \(error)")
-        }
-        listening(server.channel.localAddress?.port ?? port)
+        let server = try await bind(host: host, port: port)
+        listening(server.port)
+        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, onlyFrom: nil)
+    }
+
+    /// Serves `server` until one exchange ends by a person's decision or `timeout` passes.
+    /// With `onlyFrom`, connections from any other address are closed at once.
+    public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
+                             onlyFrom: String?) async throws(ExchangeFailure) -> ExchangeResult {
+        let channel = server.channel
         let expired = NIOLockedValueBox(false)
-        let overall = server.channel.eventLoop.scheduleTask(in: timeout) {
+        let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
             expired.withLockedValue { $0 = true }
-            server.channel.close(promise: nil)
+            channel.channel.close(promise: nil)
         }
         defer { overall.cancel() }
         let guardian = PeerGuard()
         var outcome: Result<ExchangeResult, ExchangeFailure>?
         do {
-            try await server.executeThenClose { inbound in
+            try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
                     let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
+                    if let onlyFrom, address != onlyFrom {
+                        participant.log("ignoring a connection from \(address): waiting for \(onlyFrom)")
+                        try? await connection.channel.close()
+                        continue
+                    }
                     if guardian.isBanned(address, now: now()) {
                         participant.log("ignoring \(address): too many failed attempts in the last 10 minutes")
                         try? await connection.channel.close()

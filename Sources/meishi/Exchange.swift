@@ -7,8 +7,11 @@ struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Swap signed cards with a nearby person over the network.",
         discussion: """
-            One side runs 'meishi exchange --listen', the other 'meishi exchange --peer HOST:PORT'. \
-            Both screens then show a 6-digit code; each person checks that the other screen shows the \
+            Run 'meishi exchange' on both machines: they find each other by UDP multicast on the local \
+            network (group 239.255.77.23, port 47824, TTL 1), announcing only a random session id and a \
+            port. With several people around, agree on a word and use --code on both sides. Where \
+            multicast is blocked, one side runs 'meishi exchange --listen', the other \
+            'meishi exchange --peer HOST:PORT'. Both screens then show a 6-digit code; each person checks that the other screen shows the \
             same code and answers y. Only then are the signed cards sent, verified (signature, DID, \
             binding to this session, signed within --max-skew) and, once both sides have acknowledged, \
             stored with trust 'met'. A mismatch or a 'no' stores nothing on either side.
@@ -24,6 +27,15 @@ struct Exchange: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Connect to a listening peer.", valueName: "host:port"))
     var peer: String?
+
+    @Option(help: ArgumentHelp("Pair only with a peer using the same code (it never crosses the network).", valueName: "code"))
+    var code: String?
+
+    @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
+    var alias: String?
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Announce and listen only on this network interface.", valueName: "name"))
+    var interfaceName: String?
 
     @Flag(help: ArgumentHelp("Do not ask to compare the code.", discussion:
         "For scripts and tests. Without a person comparing codes, nothing stops a machine in the middle from swapping cards: contacts are stored as 'signed', not 'met'."))
@@ -45,9 +57,12 @@ struct Exchange: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard listen != (peer != nil) else {
-            throw ValidationError("use --listen on one side and --peer HOST:PORT on the other (discovery by multicast is not available yet)")
+        guard !(listen && peer != nil) else { throw ValidationError("use --listen on one side and --peer HOST:PORT on the other, not both") }
+        if listen || peer != nil, code != nil || alias != nil || interfaceName != nil {
+            throw ValidationError("--code, --alias and --interface are for discovery; they do not go with --listen or --peer")
         }
+        if let code, code.isEmpty || code.utf8.count > 64 { throw ValidationError("--code must be 1 to 64 bytes") }
+        if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let peer, Self.split(peer) == nil { throw ValidationError("--peer must be HOST:PORT") }
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
@@ -69,10 +84,19 @@ struct Exchange: AsyncParsableCommand {
         let ctx = try global.context()
         let identity = try ctx.loadIdentity()
         let card = try ctx.cards.loadCard()
-        let endpoint: ExchangeService.Endpoint = listen ? .listen(host: "0.0.0.0", port: port) : {
-            let (h, p) = Self.split(peer!)!
-            return .dial(host: h, port: p)
-        }()
+        let interactive = !yes && !json
+        let endpoint: ExchangeService.Endpoint
+        if listen {
+            endpoint = .listen(host: "0.0.0.0", port: port)
+        } else if let peer {
+            let (h, p) = Self.split(peer)!
+            endpoint = .dial(host: h, port: p)
+        } else {
+            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { peers in
+                guard interactive else { return nil }
+                return Terminal.choose(peers)
+            })
+        }
         let yes = self.yes, quiet = json
         let spinner = Spinner(enabled: !quiet && isatty(STDERR_FILENO) == 1)
         let outcome = try await ExchangeService(home: ctx.home).run(
@@ -87,8 +111,10 @@ struct Exchange: AsyncParsableCommand {
                 return Terminal.ask("Check that the other screen shows \(code) — same? [y/N] ")
             },
             log: { Output.note($0) },
-            listening: { port in
-                spinner.start("listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)")
+            listening: { [listen] port in
+                spinner.start(listen || peer == nil
+                              ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
+                              : "connecting")
             })
         spinner.stop()
         report(outcome, home: ctx.home)

@@ -22,6 +22,27 @@ enum Terminal {
     }
 }
 
+import MeishiCard
+import MeishiProximity
+
+extension Terminal {
+    /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).
+    static func choose(_ peers: [DiscoveredPeer]) -> DiscoveredPeer? {
+        guard let tty = fopen("/dev/tty", "r+") else { return nil }
+        defer { fclose(tty) }
+        fputs("\rseveral people are announcing:\u{1B}[K\n", tty)
+        for (n, p) in peers.enumerated() {
+            fputs("  \(n + 1)) \(TerminalText.sanitized(p.announcement.alias ?? "(no alias)")) at \(p.host)\n", tty)
+        }
+        fputs("Which one? [1-\(peers.count)] ", tty)
+        fflush(tty)
+        var line = [CChar](repeating: 0, count: 32)
+        guard fgets(&line, Int32(line.count), tty) != nil,
+              let n = Int(String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)), (1...peers.count).contains(n) else { return nil }
+        return peers[n - 1]
+    }
+}
+
 /// A one-line spinner on stderr while waiting (only on a terminal).
 final class Spinner: @unchecked Sendable {
     private let enabled: Bool

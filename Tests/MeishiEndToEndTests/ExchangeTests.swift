@@ -84,9 +84,87 @@ import Testing
         let noTTY = try mei.run(["exchange", "--listen"])
         #expect(noTTY.status == 64)
         #expect(noTTY.stderr.contains("--yes"))
-        #expect(try mei.run(["exchange", "--yes"]).status == 64)
+        #expect(try mei.run(["exchange", "--listen", "--code", "x", "--yes"]).status == 64)
+        #expect(try mei.run(["exchange", "--listen", "--peer", "127.0.0.1:9", "--yes"]).status == 64)
         #expect(try mei.run(["exchange", "--peer", "nonsense", "--yes"]).status == 64)
         #expect(try mei("contacts", "list", "--json").json["contacts"] as? [Any] == nil
                 || (try mei("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty == true)
+    }
+}
+
+/// Hosts in network namespaces joined by a bridge (scripts/netns.sh): multicast discovery with no
+/// flags but --yes, and a hall of 10 pairs each with its own --code. Needs root and iproute2.
+@Suite(.serialized) struct NamespaceExchangeTests {
+    static var canRun: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
+    }
+
+    static func sh(_ args: [String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", args.joined(separator: " ")]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    static var script: String { Fixtures.root.appendingPathComponent("scripts/netns.sh").path }
+
+    /// Runs `meishi exchange` in namespace `ns` with `home`, returning the process and its stdout pipe.
+    static func exchange(in ns: String, home: String, _ extra: [String]) throws -> (Process, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        p.arguments = ["netns", "exec", ns, CLI.binary, "--home", home, "exchange", "--yes", "--json", "--timeout", "30"] + extra
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        return (p, out, err)
+    }
+
+    static func result(_ p: (Process, Pipe, Pipe)) -> (Int32, [String: Any], String) {
+        let out = p.1.fileHandleForReading.readDataToEndOfFile()
+        let err = String(decoding: p.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.0.waitUntilExit()
+        return (p.0.terminationStatus, (try? JSONSerialization.jsonObject(with: out)) as? [String: Any] ?? [:], err)
+    }
+
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func twoHostsFindEachOtherByMulticast() throws {
+        _ = try Self.sh([Self.script, "down", "mtw", "2"])
+        #expect(try Self.sh([Self.script, "up", "mtw", "2"]) == 0)
+        defer { _ = try? Self.sh([Self.script, "down", "mtw", "2"]) }
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let a = try Self.exchange(in: "mtw1", home: mei.home, [])
+        let b = try Self.exchange(in: "mtw2", home: ken.home, [])
+        let (sa, ja, ea) = Self.result(a), (sb, jb, eb) = Self.result(b)
+        #expect(sa == 0, "\(ea)")
+        #expect(sb == 0, "\(eb)")
+        #expect(ja["code"] as? String == jb["code"] as? String)
+        #expect((ja["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((jb["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        #expect(ea.contains("announcing on mtwh1"))
+    }
+
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func hallOfTenPairs() throws {
+        _ = try Self.sh([Self.script, "down", "mth", "20"])
+        #expect(try Self.sh([Self.script, "up", "mth", "20"]) == 0)
+        defer { _ = try? Self.sh([Self.script, "down", "mth", "20"]) }
+        var people: [CLI] = []
+        for i in 1...20 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
+        let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "pair-\((i - 1) % 10)"]) }
+        let results = runs.map(Self.result)
+        for (i, r) in results.enumerated() {
+            #expect(r.0 == 0, "person \(i + 1): \(r.2)")
+            let partner = (i + 10) % 20 + 1
+            #expect((r.1["contact"] as? [String: Any])?["name"] as? String == "Person \(partner)", "person \(i + 1)")
+            let stored = try people[i]("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+            #expect(stored?.count == 1 && stored?.first?["name"] as? String == "Person \(partner)", "person \(i + 1)")
+        }
     }
 }

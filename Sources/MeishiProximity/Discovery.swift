@@ -1,0 +1,235 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One announcement on the multicast group (docs/PROTOCOL.md §5.5). It says nothing about who
+/// sends it: a random session id, a TCP port, and optionally an alias and a code tag.
+public struct Announcement: Equatable, Sendable {
+    public static let magic: [UInt8] = Array("MSHD".utf8)
+    public static let version: UInt8 = 1
+    public static let maximumSize = 128
+    public static let maximumAliasBytes = 32
+
+    public var sessionID: [UInt8]
+    public var port: UInt16
+    public var tag: (nonce: [UInt8], mac: [UInt8])?
+    public var alias: String?
+
+    public init(sessionID: [UInt8], port: UInt16, tag: (nonce: [UInt8], mac: [UInt8])? = nil, alias: String? = nil) {
+        self.sessionID = sessionID
+        self.port = port
+        self.tag = tag
+        self.alias = alias
+    }
+
+    public static func == (a: Announcement, b: Announcement) -> Bool {
+        a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.tag?.nonce == b.tag?.nonce && a.tag?.mac == b.tag?.mac
+    }
+
+    /// The tag for `code`: BLAKE2b-256 keyed with BLAKE2b-256 of the code, over a fresh nonce,
+    /// so the code never crosses the wire and tags of two runs cannot be linked.
+    public static func tag(code: String, nonce: [UInt8]) -> [UInt8] {
+        let key = BLAKE2b.hash(Array("meishi-code-v1".utf8) + [0] + Array(code.utf8), length: 32)
+        return BLAKE2b.hash(Array("meishi-code-tag-v1".utf8) + [0] + nonce, key: key, length: 32).exposedBytes()
+    }
+
+    public func matches(code: String) -> Bool {
+        guard let tag else { return false }
+        return Self.tag(code: code, nonce: tag.nonce) == tag.mac
+    }
+
+    public var encoded: [UInt8] {
+        var out = Self.magic + [Self.version] + sessionID + [UInt8(port >> 8), UInt8(port & 0xFF)]
+        var flags: UInt8 = 0
+        if tag != nil { flags |= 1 }
+        if alias != nil { flags |= 2 }
+        out.append(flags)
+        if let tag { out += tag.nonce + tag.mac }
+        if let alias {
+            let a = Array(alias.utf8.prefix(Self.maximumAliasBytes))
+            out += [UInt8(a.count)] + a
+        }
+        return out
+    }
+
+    /// Parses a datagram; nil for anything malformed, oversized or of another version.
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count <= Self.maximumSize, bytes.count >= 24, Array(bytes.prefix(4)) == Self.magic,
+              bytes[4] == Self.version else { return nil }
+        sessionID = Array(bytes[5..<21])
+        port = UInt16(bytes[21]) << 8 | UInt16(bytes[22])
+        guard port != 0 else { return nil }
+        let flags = bytes[23]
+        guard flags & ~3 == 0 else { return nil }
+        var i = 24
+        if flags & 1 != 0 {
+            guard bytes.count >= i + 48 else { return nil }
+            tag = (Array(bytes[i..<i + 16]), Array(bytes[i + 16..<i + 48]))
+            i += 48
+        }
+        if flags & 2 != 0 {
+            guard i < bytes.count else { return nil }
+            let n = Int(bytes[i])
+            guard n <= Self.maximumAliasBytes, bytes.count >= i + 1 + n,
+                  let a = String(validating: bytes[i + 1..<i + 1 + n], as: UTF8.self) else { return nil }
+            alias = a
+            i += 1 + n
+        }
+        guard i == bytes.count else { return nil }
+    }
+}
+
+/// A peer seen on the group.
+public struct DiscoveredPeer: Equatable, Sendable {
+    public let announcement: Announcement
+    public let host: String
+    public var lastSeen: Double
+}
+
+/// Announces this session on the multicast group and collects other sessions' announcements.
+public final class Discovery: Sendable {
+    /// Administratively scoped IPv4 group (RFC 2365) and a port of our own.
+    public static let group = "239.255.77.23"
+    public static let port = 47_824
+    /// A peer not heard from for this long is forgotten.
+    public static let expiry: Double = 3.5
+
+    public let sessionID: [UInt8]
+    private let receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+    private let senders: [Channel]
+    private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
+    private let announcement: [UInt8]
+
+    /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
+    public static func start(tcpPort: Int, code: String?, alias: String?, interface: String?,
+                             log: @escaping @Sendable (String) -> Void) async throws(ExchangeFailure) -> Discovery {
+        let sessionID = SecureRandom.bytes(16)
+        var tag: (nonce: [UInt8], mac: [UInt8])?
+        if let code {
+            let nonce = SecureRandom.bytes(16)
+            tag = (nonce, Announcement.tag(code: code, nonce: nonce))
+        }
+        let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias).encoded
+        let devices: [NIONetworkDevice]
+        do {
+            devices = try System.enumerateDevices().filter { d in
+                guard case .v4? = d.address else { return false }
+                if let interface { return d.name == interface }
+                return d.multicastSupported
+            }
+        } catch {
+            throw .io("cannot list network interfaces: \(error)")
+        }
+        guard !devices.isEmpty else {
+            throw .unreachable(interface.map { "no IPv4 interface named \($0)" } ?? "no network interface supports multicast")
+        }
+        let group = MultiThreadedEventLoopGroup.singleton
+        let receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+        var senders: [Channel] = []
+        do {
+            receiver = try await DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: "0.0.0.0", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
+                    }
+                }
+            // Join after bind, once per interface.
+            let groupAddress = try SocketAddress(ipAddress: Self.group, port: port)
+            for d in devices {
+                try await (receiver.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get()
+            }
+            for d in devices {
+                guard case .v4(let v4)? = d.address else { continue }
+                let sender = try await DatagramBootstrap(group: group)
+                    .bind(host: v4.host, port: 0).get()
+                let options = sender as! SocketOptionProvider
+                try await options.setIPMulticastTTL(1).get()
+                try await options.setIPMulticastLoop(1).get()
+                try await options.setIPMulticastIF(v4.address.sin_addr).get()
+                senders.append(sender)
+            }
+        } catch {
+            for s in senders { try? await s.close() }
+            throw .io("cannot join the multicast group \(Self.group):\(port): \(error)")
+        }
+        log("announcing on \(devices.map(\.name).joined(separator: ", ")) (group \(Self.group):\(port))")
+        return Discovery(sessionID: sessionID, receiver: receiver, senders: senders, announcement: message)
+    }
+
+    private init(sessionID: [UInt8], receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
+                 senders: [Channel], announcement: [UInt8]) {
+        self.sessionID = sessionID
+        self.receiver = receiver
+        self.senders = senders
+        self.announcement = announcement
+    }
+
+    func announce() {
+        guard let target = try? SocketAddress(ipAddress: Self.group, port: Self.port) else { return }
+        for s in senders {
+            s.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: announcement)), promise: nil)
+        }
+    }
+
+    /// Peers heard within the expiry window, oldest session first.
+    public func currentPeers(now: Double) -> [DiscoveredPeer] {
+        peers.withLockedValue { p in
+            p = p.filter { now - $0.value.lastSeen < Self.expiry }
+            return p.values.sorted { $0.announcement.sessionID.lexicographicallyPrecedes($1.announcement.sessionID) }
+        }
+    }
+
+    /// Announces (a burst of 3, then once a second) and collects announcements until `choose`
+    /// returns a peer or `deadline` (monotonic seconds) passes.
+    public func run(until deadline: Double, choose: @escaping @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
+        let chosen = NIOLockedValueBox<DiscoveredPeer?>(nil)
+        let own = sessionID
+        let loop = receiver.channel.eventLoop
+        let sent = NIOLockedValueBox(0)
+        let ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(250)) { [self] _ in
+            // Burst: three announcements 250 ms apart, then one a second.
+            let n = sent.withLockedValue { n in defer { n += 1 }; return n }
+            if n < 3 || n % 4 == 0 { announce() }
+        }
+        defer { ticker.cancel() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [receiver, peers] in
+                do {
+                    try await receiver.executeThenClose { inbound, _ in
+                        for try await envelope in inbound {
+                            let bytes = Array(envelope.data.readableBytesView)
+                            guard let a = Announcement(bytes), a.sessionID != own, let host = envelope.remoteAddress.ipAddress else { continue }
+                            let now = ExchangeTransport.now()
+                            peers.withLockedValue { $0[Hex.encode(a.sessionID)] = DiscoveredPeer(announcement: a, host: host, lastSeen: now) }
+                            if chosen.withLockedValue({ $0 }) != nil { return }
+                        }
+                    }
+                } catch {}
+            }
+            group.addTask { [self] in
+                while ExchangeTransport.now() < deadline {
+                    let now = ExchangeTransport.now()
+                    if let pick = choose(currentPeers(now: now), now) {
+                        chosen.withLockedValue { $0 = pick }
+                        break
+                    }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                // Stop receiving; the TCP exchange takes over. Keep announcing briefly so the
+                // other side sees us too.
+                announce()
+                try? await receiver.channel.close()
+            }
+            await group.waitForAll()
+        }
+        for s in senders { try? await s.close() }
+        return chosen.withLockedValue { $0 }
+    }
+}
