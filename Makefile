@@ -35,8 +35,8 @@ test: deps
 	$(SWIFT) test
 
 bench: release
-	@scripts/install-deps.sh hyperfine qrencode zbar-tools time
-	@scripts/python-tools.sh $(TEST_PY) segno qrcode
+	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
 	@scripts/bench.sh
 
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.

@@ -136,3 +136,61 @@ else
   echo
   echo "(.venv without zxing-cpp/segno/opencv/pillow: QR scan comparison skipped; run make bench)"
 fi
+
+echo
+echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"
+runs=7
+ehome=$out/exchange
+"$meishi" --home "$ehome/a" init >/dev/null; "$meishi" --home "$ehome/a" card set name "Mei Tanaka" >/dev/null
+"$meishi" --home "$ehome/b" init >/dev/null; "$meishi" --home "$ehome/b" card set name "Ken Sato" >/dev/null
+median_of() { sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]}'; }
+for i in $(seq $runs); do
+  t0=$(now_ns)
+  "$meishi" --home "$ehome/a" exchange --listen --port 47901 --yes --timeout 20 >/dev/null 2>&1 &
+  "$meishi" --home "$ehome/b" exchange --peer 127.0.0.1:47901 --yes --timeout 20 >/dev/null 2>&1
+  wait
+  echo $(( ($(now_ns) - t0) / 1000 ))
+done | awk '{print $1/1000}' | median_of > "$out/ex-loop.txt"
+echo "meishi, loopback (--listen / --peer)                 median $(cat "$out/ex-loop.txt") ms over $runs"
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  scripts/netns.sh down mbx 2; scripts/netns.sh up mbx 2
+  for mode in code none; do
+    extra=(); [ $mode = code ] && extra=(--code bench)
+    for i in $(seq $runs); do
+      t0=$(now_ns)
+      ip netns exec mbx1 "$meishi" --home "$ehome/a" exchange --yes --timeout 20 "${extra[@]}" >/dev/null 2>&1 &
+      ip netns exec mbx2 "$meishi" --home "$ehome/b" exchange --yes --timeout 20 "${extra[@]}" >/dev/null 2>&1
+      wait
+      echo $(( ($(now_ns) - t0) / 1000 ))
+    done | awk '{print $1/1000}' | median_of > "$out/ex-ns-$mode.txt"
+  done
+  scripts/netns.sh down mbx 2
+  echo "meishi, two namespaces, multicast with --code       median $(cat "$out/ex-ns-code.txt") ms over $runs"
+  echo "meishi, two namespaces, multicast, no flags         median $(cat "$out/ex-ns-none.txt") ms over $runs (includes the 1 s window that makes sure only one peer is there)"
+else
+  echo "(not root: the namespace runs are skipped)"
+fi
+if [ -x "$PWD/.venv/bin/wormhole" ]; then
+  wdir=$out/wormhole; mkdir -p "$wdir"
+  v=$PWD/.venv/bin
+  "$v/twist" wormhole-mailbox --port=tcp:47911:interface=127.0.0.1 >"$wdir/mailbox.log" 2>&1 & mpid=$!
+  "$v/twist" transitrelay --port=tcp:47912:interface=127.0.0.1 >"$wdir/relay.log" 2>&1 & rpid=$!
+  sleep 3
+  text=$(head -c 450 /dev/urandom | base64 -w0 | head -c 600)
+  w=("$v/wormhole" --relay-url ws://127.0.0.1:47911/v1 --transit-helper tcp:127.0.0.1:47912)
+  for i in $(seq $runs); do
+    t0=$(now_ns)
+    "${w[@]}" send --code "$i-bench-crossover" --text "$text" >/dev/null 2>&1 &
+    "${w[@]}" receive --accept-file "$i-bench-crossover" > "$wdir/recv.txt" 2>/dev/null
+    wait %1 2>/dev/null || true
+    echo $(( ($(now_ns) - t0) / 1000 ))
+  done | awk '{print $1/1000}' | median_of > "$wdir/median.txt"
+  kill $mpid $rpid 2>/dev/null || true
+  echo "magic-wormhole, 600-byte text, local mailbox+relay   median $(cat "$wdir/median.txt") ms over $runs"
+  awk -v m="$(cat "$out/ex-loop.txt")" -v w="$(cat "$wdir/median.txt")" \
+    'BEGIN {printf "ratio meishi loopback / wormhole  %.3f   (target: <= 0.25)\n", m/w}'
+  [ -f "$out/ex-ns-code.txt" ] && awk -v m="$(cat "$out/ex-ns-code.txt")" -v w="$(cat "$wdir/median.txt")" \
+    'BEGIN {printf "ratio meishi namespaces --code / wormhole  %.3f\n", m/w}'
+else
+  echo "(.venv has no magic-wormhole: comparison skipped)"
+fi

@@ -29,7 +29,7 @@ public struct ExchangeService: Sendable {
     }
 
     /// How long to listen to announcements before deciding that exactly one peer is there.
-    public static let discoveryWindow: Double = 2.5
+    public static let discoveryWindow: Double = 1.0
 
     public struct Outcome: Sendable {
         public let contact: Contact
@@ -74,7 +74,7 @@ public struct ExchangeService: Sendable {
                                                            listening: listening)
             case .dial(let host, let port):
                 result = try await ExchangeTransport.dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, Self.stepTimeoutSeconds)),
-                                                         participant: participant)
+                                                         waitFor: .seconds(timeoutSeconds), participant: participant)
             case .discover(let code, let alias, let interface, let pick):
                 result = try await discover(code: code, alias: alias, interface: interface, pick: pick, timeoutSeconds: timeoutSeconds,
                                             participant: participant, listening: listening)

@@ -152,18 +152,27 @@ public enum ExchangeTransport {
         throw .timedOut("no peer completed an exchange")
     }
 
-    /// Connects to `host:port` and runs the exchange as the dialer.
-    public static func dial(host: String, port: Int, stepTimeout: TimeAmount, participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
-        let connection: Connection
-        do {
-            connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(stepTimeout)
-                .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
-                }
-        } catch {
-            throw .unreachable("cannot connect to \(host):\(port): \(error)")
+    /// Connects to `host:port` and runs the exchange as the dialer. A refused connection is
+    /// retried every 200 ms until `waitFor` has passed, so both sides can be started in any order.
+    public static func dial(host: String, port: Int, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
+                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+        let deadline = now() + Double(waitFor.nanoseconds) / 1e9
+        var connection: Connection?
+        var lastError = ""
+        while connection == nil {
+            do {
+                connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connectTimeout(stepTimeout)
+                    .connect(host: host, port: port) { channel in
+                        channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
+                    }
+            } catch {
+                lastError = "\(error)"
+                guard now() < deadline else { break }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
         }
+        guard let connection else { throw .unreachable("cannot connect to \(host):\(port): \(lastError)") }
         return try await run(ExchangeSession(role: .dialer), on: connection, participant: participant, stepTimeout: stepTimeout,
                              address: "\(host):\(port)")
     }

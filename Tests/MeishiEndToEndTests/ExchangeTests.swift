@@ -79,7 +79,7 @@ import Testing
         let t = try mei.run(["exchange", "--listen", "--port", "0", "--yes", "--timeout", "1"])
         #expect(t.status == 75, "\(t.stderr)")
         #expect(t.stderr.contains("timed out"))
-        let refused = try mei.run(["exchange", "--peer", "127.0.0.1:1", "--yes"])
+        let refused = try mei.run(["exchange", "--peer", "127.0.0.1:1", "--yes", "--timeout", "1"])
         #expect(refused.status == 69, "\(refused.stderr)")
         let noTTY = try mei.run(["exchange", "--listen"])
         #expect(noTTY.status == 64)
