@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "MeishiQRTests", dependencies: ["MeishiQR", "MeishiCard"]),
         .testTarget(name: "MeishiProximityTests", dependencies: ["MeishiProximity", "MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
-        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR"]),
+        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity"]),
     ],
     swiftLanguageModes: [.v6]
 )

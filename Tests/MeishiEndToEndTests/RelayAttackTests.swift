@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import MeishiCard
+@testable import MeishiProximity
+
+/// An active attacker between two real `meishi exchange` processes: it terminates both TCP
+/// connections and runs its own handshake with each side.
+@Suite struct RelayAttackTests {
+    /// Blocking socket helpers for the relay thread.
+    struct Wire {
+        let fd: Int32
+        var decoder = FrameDecoder()
+        var ready: [[UInt8]] = []
+
+        mutating func read() throws -> [UInt8] {
+            while ready.isEmpty {
+                var buf = [UInt8](repeating: 0, count: 65536)
+                let n = Glibc.read(fd, &buf, buf.count)
+                guard n > 0 else { throw CocoaError(.fileReadUnknown) }
+                ready += try decoder.feed(buf[0..<n])
+            }
+            return ready.removeFirst()
+        }
+
+        func write(_ body: [UInt8]) {
+            let frame = FrameCodec.encode(body)
+            _ = frame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        }
+    }
+
+    static func listenSocket() -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(fd, 4)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
+    }
+
+    static func connectSocket(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        return fd
+    }
+
+    @Test func relayInTheMiddleGetsDifferentCodesAndNoCardAcross() throws {
+        let alice = try CLI.withCard(name: "Alice", email: "alice@example.org")
+        let bob = try CLI.withCard(name: "Bob", email: "bob@example.org")
+        // Bob listens; Alice believes the relay is Bob.
+        let (bobProcess, bobPort, _, bobErr) = try ExchangeCommandTests.startListener(bob, ["--timeout", "4"])
+        let (relayListen, relayPort) = Self.listenSocket()
+        defer { close(relayListen) }
+        let codes = CodePair()
+        let relay = Thread {
+            let a = accept(relayListen, nil, nil)
+            let b = Self.connectSocket(bobPort)
+            defer { close(a); close(b) }
+            var toAlice = Wire(fd: a), toBob = Wire(fd: b)
+            let asAlice = ExchangeSession(role: .dialer), asBob = ExchangeSession(role: .listener)
+            do {
+                let hello = try toAlice.read()
+                let response = try asBob.receive(hello).send
+                toBob.write(asAlice.start()!)
+                let reveal = try asAlice.receive(try toBob.read()).send
+                response.forEach(toAlice.write)
+                _ = try asBob.receive(try toAlice.read())
+                reveal.forEach(toBob.write)
+                codes.set(asBob.code, asAlice.code)
+                _ = try asBob.receive(try toAlice.read())   // Alice's CONFIRM
+                _ = try asAlice.receive(try toBob.read())   // Bob's CONFIRM
+                toAlice.write(asBob.confirm(true))
+                toBob.write(asAlice.confirm(true))
+                // Alice's card arrives, bound to Alice's session with the relay; forward it to Bob.
+                guard case .cardReceived? = try asBob.receive(try toAlice.read()).event else { return }
+                // The relay cannot sign Alice's card for its session with Bob (replaying Alice's own
+                // binding fails the same way: tested in ExchangeSessionTests).
+                let aliceCard = asBob.peerCard!
+                let forgedBinding = [UInt8](repeating: 0, count: 64)
+                toBob.write(asAlice.sealForTesting(0x30, forgedBinding + aliceCard.canonicalJSON))
+                _ = try? toBob.read()  // Bob's REJECT, then Bob closes
+            } catch {}
+        }
+        relay.start()
+        let aliceRun = try alice.run(["exchange", "--peer", "127.0.0.1:\(relayPort)", "--yes", "--timeout", "4"])
+        bobProcess.waitUntilExit()
+        let bobLog = String(decoding: bobErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (aliceSees, bobSees) = codes.get()
+        #expect(aliceSees != nil && bobSees != nil && aliceSees != bobSees)
+        #expect(aliceRun.stderr.contains("code \(aliceSees ?? "?")"))
+        #expect(bobLog.contains("code \(bobSees ?? "?")"))
+        #expect(aliceRun.status != 0)
+        #expect(bobProcess.terminationStatus == 75, "\(bobLog)")
+        #expect(bobLog.contains("not bound to this session"), "\(bobLog)")
+        for person in [alice, bob] {
+            let list = try person("contacts", "list", "--json").json["contacts"] as? [Any]
+            #expect(list?.isEmpty ?? true)
+        }
+    }
+}
+
+/// A tiny lock-protected pair of codes shared with the relay thread.
+final class CodePair: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: (String?, String?) = (nil, nil)
+    func set(_ a: String?, _ b: String?) { lock.lock(); value = (a, b); lock.unlock() }
+    func get() -> (String?, String?) { lock.lock(); defer { lock.unlock() }; return value }
+}
