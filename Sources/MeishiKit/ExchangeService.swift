@@ -21,7 +21,7 @@ public struct ExchangeService: Sendable {
     public static let stepTimeoutSeconds: Int64 = 15
 
     public enum Endpoint: Sendable {
-        case listen(host: String, port: Int)
+        case listen(host: String?, port: Int)
         case dial(host: String, port: Int)
         /// Find the peer by multicast: by `code` when given, else the one other peer announcing.
         case discover(code: String?, alias: String?, interface: String?,
@@ -97,7 +97,7 @@ public struct ExchangeService: Sendable {
                   timeoutSeconds: Int64, participant: ExchangeParticipant, listening: @escaping @Sendable (Int) -> Void) async throws -> ExchangeResult {
         let start = ExchangeTransport.now()
         let deadline = start + Double(timeoutSeconds)
-        let server = try await ExchangeTransport.bind(host: "0.0.0.0", port: 0)
+        let server = try await ExchangeTransport.bind(host: nil, port: 0)
         let discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
         listening(server.port)
         let ambiguous = AmbiguityBox()
@@ -122,8 +122,8 @@ public struct ExchangeService: Sendable {
         let remaining = max(1, deadline - ExchangeTransport.now())
         if discovery.sessionID.lexicographicallyPrecedes(peer.announcement.sessionID) {
             try? await server.close()
-            return try await ExchangeTransport.dial(host: peer.host, port: Int(peer.announcement.port),
-                                                    stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant)
+            return try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
+                                                    stepTimeout: .seconds(Self.stepTimeoutSeconds), waitFor: .seconds(5), participant: participant)
         }
         return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)),
                                                  stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant, onlyFrom: peer.host)

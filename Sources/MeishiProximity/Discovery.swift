@@ -89,20 +89,32 @@ public struct Announcement: Equatable, Sendable {
 public struct DiscoveredPeer: Equatable, Sendable {
     public let announcement: Announcement
     public let host: String
+    /// Where the announcement came from (with the IPv6 scope of a link-local sender).
+    public let address: SocketAddress
     public var lastSeen: Double
+
+    /// The peer's TCP endpoint: its address with the announced port.
+    public var tcpAddress: SocketAddress {
+        var a = address
+        a.port = Int(announcement.port)
+        return a
+    }
 }
 
 /// Announces this session on the multicast group and collects other sessions' announcements.
 public final class Discovery: Sendable {
     /// Administratively scoped IPv4 group (RFC 2365) and a port of our own.
     public static let group = "239.255.77.23"
+    /// Link-local IPv6 group used alongside it where interfaces have IPv6.
+    public static let group6 = "ff02::6d73:6864"
     public static let port = 47_824
     /// A peer not heard from for this long is forgotten.
     public static let expiry: Double = 3.5
 
     public let sessionID: [UInt8]
-    private let receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
-    private let senders: [Channel]
+    typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+    private let receivers: [Datagrams]
+    private let senders: [(Channel, SocketAddress)]
     private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
     private let announcement: [UInt8]
 
@@ -116,65 +128,87 @@ public final class Discovery: Sendable {
             tag = (nonce, Announcement.tag(code: code, nonce: nonce))
         }
         let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias).encoded
-        let devices: [NIONetworkDevice]
-        do {
-            devices = try System.enumerateDevices().filter { d in
-                guard case .v4? = d.address else { return false }
-                if let interface { return d.name == interface }
-                return d.multicastSupported
-            }
-        } catch {
-            throw .io("cannot list network interfaces: \(error)")
+        let all: [NIONetworkDevice]
+        do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
+        let usable = all.filter { d in interface.map { d.name == $0 } ?? d.multicastSupported }
+        let v4 = usable.filter { if case .v4? = $0.address { true } else { false } }
+        let v6 = usable.filter { d in
+            guard case .v6(let a)? = d.address else { return false }
+            let b = withUnsafeBytes(of: a.address.sin6_addr) { Array($0) }
+            return b[0] == 0xFE && b[1] & 0xC0 == 0x80  // link-local fe80::/10
         }
-        guard !devices.isEmpty else {
-            throw .unreachable(interface.map { "no IPv4 interface named \($0)" } ?? "no network interface supports multicast")
+        guard !v4.isEmpty || !v6.isEmpty else {
+            throw .unreachable(interface.map { "no usable interface named \($0)" } ?? "no network interface supports multicast")
         }
         let group = MultiThreadedEventLoopGroup.singleton
-        let receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
-        var senders: [Channel] = []
-        do {
-            receiver = try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: "0.0.0.0", port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(wrappingChannelSynchronously: channel)
-                    }
-                }
-            // Join after bind, once per interface.
-            let groupAddress = try SocketAddress(ipAddress: Self.group, port: port)
-            for d in devices {
-                try await (receiver.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get()
+        var receivers: [Datagrams] = []
+        var senders: [(Channel, SocketAddress)] = []
+        func receiver(_ host: String, v6only: Bool) async throws -> Datagrams {
+            var b = DatagramBootstrap(group: group).channelOption(.socketOption(.so_reuseaddr), value: 1)
+            if v6only { b = b.channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1) }
+            return try await b.bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: channel) }
             }
-            for d in devices {
-                guard case .v4(let v4)? = d.address else { continue }
-                let sender = try await DatagramBootstrap(group: group)
-                    .bind(host: v4.host, port: 0).get()
-                let options = sender as! SocketOptionProvider
-                try await options.setIPMulticastTTL(1).get()
-                try await options.setIPMulticastLoop(1).get()
-                try await options.setIPMulticastIF(v4.address.sin_addr).get()
-                senders.append(sender)
+        }
+        do {
+            if !v4.isEmpty {
+                let r = try await receiver("0.0.0.0", v6only: false)
+                receivers.append(r)
+                // Join after bind, once per interface.
+                let groupAddress = try SocketAddress(ipAddress: Self.group, port: port)
+                for d in v4 { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+                for d in v4 {
+                    guard case .v4(let a)? = d.address else { continue }
+                    let sender = try await DatagramBootstrap(group: group).bind(host: a.host, port: 0).get()
+                    let options = sender as! SocketOptionProvider
+                    try await options.setIPMulticastTTL(1).get()
+                    try await options.setIPMulticastLoop(1).get()
+                    try await options.setIPMulticastIF(a.address.sin_addr).get()
+                    senders.append((sender, groupAddress))
+                }
             }
         } catch {
-            for s in senders { try? await s.close() }
+            for s in senders { try? await s.0.close() }
             throw .io("cannot join the multicast group \(Self.group):\(port): \(error)")
         }
-        log("announcing on \(devices.map(\.name).joined(separator: ", ")) (group \(Self.group):\(port))")
-        return Discovery(sessionID: sessionID, receiver: receiver, senders: senders, announcement: message)
+        // IPv6 link-local where available; a failure here leaves IPv4 on its own.
+        var v6Names: [String] = []
+        if !v6.isEmpty {
+            do {
+                let r = try await receiver("::", v6only: true)
+                let groupAddress = try SocketAddress(ipAddress: Self.group6, port: port)
+                for d in v6 { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+                receivers.append(r)
+                for d in v6 {
+                    let sender = try await DatagramBootstrap(group: group)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_if), value: d.interfaceIndex)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_hops), value: 1)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_loop), value: 1)
+                        .bind(host: "::", port: 0).get()
+                    senders.append((sender, groupAddress))
+                    v6Names.append(d.name)
+                }
+            } catch {
+                log("IPv6 announcements unavailable (\(error)); using IPv4 only")
+                if receivers.isEmpty { throw .io("cannot join the IPv6 multicast group: \(error)") }
+            }
+        }
+        let names = Set(v4.map(\.name) + v6Names).sorted()
+        let groups = (v4.isEmpty ? [] : ["\(Self.group):\(port)"]) + (v6Names.isEmpty ? [] : ["[\(Self.group6)]:\(port)"])
+        log("announcing on \(names.joined(separator: ", ")) (\(groups.joined(separator: ", ")))")
+        return Discovery(sessionID: sessionID, receivers: receivers, senders: senders, announcement: message)
     }
 
-    private init(sessionID: [UInt8], receiver: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>,
-                 senders: [Channel], announcement: [UInt8]) {
+    private init(sessionID: [UInt8], receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8]) {
         self.sessionID = sessionID
-        self.receiver = receiver
+        self.receivers = receivers
         self.senders = senders
         self.announcement = announcement
     }
 
     func announce() {
-        guard let target = try? SocketAddress(ipAddress: Self.group, port: Self.port) else { return }
-        for s in senders {
-            s.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: announcement)), promise: nil)
+        for (channel, target) in senders {
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: announcement)), promise: nil)
         }
     }
 
@@ -191,7 +225,7 @@ public final class Discovery: Sendable {
     public func run(until deadline: Double, choose: @escaping @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
         let chosen = NIOLockedValueBox<DiscoveredPeer?>(nil)
         let own = sessionID
-        let loop = receiver.channel.eventLoop
+        let loop = receivers[0].channel.eventLoop
         let sent = NIOLockedValueBox(0)
         let ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(250)) { [self] _ in
             // Burst: three announcements 250 ms apart, then one a second.
@@ -200,18 +234,28 @@ public final class Discovery: Sendable {
         }
         defer { ticker.cancel() }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { [receiver, peers] in
-                do {
-                    try await receiver.executeThenClose { inbound, _ in
-                        for try await envelope in inbound {
-                            let bytes = Array(envelope.data.readableBytesView)
-                            guard let a = Announcement(bytes), a.sessionID != own, let host = envelope.remoteAddress.ipAddress else { continue }
-                            let now = ExchangeTransport.now()
-                            peers.withLockedValue { $0[Hex.encode(a.sessionID)] = DiscoveredPeer(announcement: a, host: host, lastSeen: now) }
-                            if chosen.withLockedValue({ $0 }) != nil { return }
+            for receiver in receivers {
+                group.addTask { [peers] in
+                    do {
+                        try await receiver.executeThenClose { inbound, _ in
+                            for try await envelope in inbound {
+                                let bytes = Array(envelope.data.readableBytesView)
+                                guard let a = Announcement(bytes), a.sessionID != own, let host = envelope.remoteAddress.ipAddress else { continue }
+                                let now = ExchangeTransport.now()
+                                peers.withLockedValue { p in
+                                    let key = Hex.encode(a.sessionID)
+                                    // Heard on both families: keep the IPv4 address (no scope needed).
+                                    if let old = p[key], case .v4 = old.address, case .v6 = envelope.remoteAddress {
+                                        p[key]?.lastSeen = now
+                                    } else {
+                                        p[key] = DiscoveredPeer(announcement: a, host: host, address: envelope.remoteAddress, lastSeen: now)
+                                    }
+                                }
+                                if chosen.withLockedValue({ $0 }) != nil { return }
+                            }
                         }
-                    }
-                } catch {}
+                    } catch {}
+                }
             }
             group.addTask { [self] in
                 while ExchangeTransport.now() < deadline {
@@ -225,11 +269,11 @@ public final class Discovery: Sendable {
                 // Stop receiving; the TCP exchange takes over. Keep announcing briefly so the
                 // other side sees us too.
                 announce()
-                try? await receiver.channel.close()
+                for receiver in receivers { try? await receiver.channel.close() }
             }
             await group.waitForAll()
         }
-        for s in senders { try? await s.close() }
+        for s in senders { try? await s.0.close() }
         return chosen.withLockedValue { $0 }
     }
 }

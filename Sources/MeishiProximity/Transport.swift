@@ -65,6 +65,11 @@ final class PeerGuard: Sendable {
 public enum ExchangeTransport {
     typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
+    /// An address as people read it: IPv4-mapped IPv6 (`::ffff:10.0.0.2`) as plain IPv4.
+    static func plainAddress(_ a: String) -> String {
+        a.hasPrefix("::ffff:") && a.contains(".") ? String(a.dropFirst(7)) : a
+    }
+
     /// Monotonic seconds.
     public static func now() -> Double {
         Double(DispatchTimeShim.uptimeNanoseconds()) / 1e9
@@ -78,8 +83,13 @@ public enum ExchangeTransport {
         public func close() async throws { try await channel.channel.close() }
     }
 
-    /// Binds the TCP listener (port 0: any free port).
-    public static func bind(host: String, port: Int) async throws(ExchangeFailure) -> Server {
+    /// Binds the TCP listener (port 0: any free port). `host` nil: every IPv6 and IPv4 address
+    /// (dual stack), or every IPv4 address where IPv6 is off.
+    public static func bind(host: String?, port: Int) async throws(ExchangeFailure) -> Server {
+        guard let host else {
+            if let dual = try? await bind(host: "::", port: port) { return dual }
+            return try await bind(host: "0.0.0.0", port: port)
+        }
         do {
             return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -93,7 +103,7 @@ public enum ExchangeTransport {
 
     /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
     /// Failing peers are logged and the listener keeps waiting until `timeout`.
-    public static func listen(host: String, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
+    public static func listen(host: String?, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
                               participant: ExchangeParticipant, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         let server = try await bind(host: host, port: port)
         listening(server.port)
@@ -116,8 +126,8 @@ public enum ExchangeTransport {
         do {
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
-                    let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
-                    if let onlyFrom, address != onlyFrom {
+                    let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                    if let onlyFrom, address != plainAddress(onlyFrom) {
                         participant.log("ignoring a connection from \(address): waiting for \(onlyFrom)")
                         try? await connection.channel.close()
                         continue
@@ -156,6 +166,16 @@ public enum ExchangeTransport {
     /// retried every 200 ms until `waitFor` has passed, so both sides can be started in any order.
     public static func dial(host: String, port: Int, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+        let address: SocketAddress
+        do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
+            throw .unreachable("cannot resolve \(host): \(error)")
+        }
+        return try await dial(address, label: "\(host):\(port)", stepTimeout: stepTimeout, waitFor: waitFor, participant: participant)
+    }
+
+    /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
+    public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
+                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let deadline = now() + Double(waitFor.nanoseconds) / 1e9
         var connection: Connection?
         var lastError = ""
@@ -163,7 +183,7 @@ public enum ExchangeTransport {
             do {
                 connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .connectTimeout(stepTimeout)
-                    .connect(host: host, port: port) { channel in
+                    .connect(to: address) { channel in
                         channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
                     }
             } catch {
@@ -172,9 +192,9 @@ public enum ExchangeTransport {
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
-        guard let connection else { throw .unreachable("cannot connect to \(host):\(port): \(lastError)") }
+        guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
         return try await run(ExchangeSession(role: .dialer), on: connection, participant: participant, stepTimeout: stepTimeout,
-                             address: "\(host):\(port)")
+                             address: label)
     }
 
     public static func describe(_ f: ExchangeFailure) -> String {

@@ -87,7 +87,7 @@ struct Exchange: AsyncParsableCommand {
         let interactive = !yes && !json
         let endpoint: ExchangeService.Endpoint
         if listen {
-            endpoint = .listen(host: "0.0.0.0", port: port)
+            endpoint = .listen(host: nil, port: port)
         } else if let peer {
             let (h, p) = Self.split(peer)!
             endpoint = .dial(host: h, port: p)

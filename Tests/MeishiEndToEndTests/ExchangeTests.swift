@@ -134,20 +134,50 @@ import Testing
 
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func twoHostsFindEachOtherByMulticast() throws {
-        _ = try Self.sh([Self.script, "down", "mtw", "2"])
-        #expect(try Self.sh([Self.script, "up", "mtw", "2"]) == 0)
-        defer { _ = try? Self.sh([Self.script, "down", "mtw", "2"]) }
+        let (a, b) = try Self.pair(setup: "up", prefix: "mtw", extra: [])
+        #expect(a.log.contains("announcing on mtwh1"))
+        #expect(a.json["code"] as? String == b.json["code"] as? String)
+    }
+
+    /// Mei and Ken exchange from namespaces PREFIX1 and PREFIX2 (made by `netns.sh SETUP`); each
+    /// must end with the other's card.
+    static func pair(setup: String, prefix: String, extra: [String]) throws
+        -> (a: (status: Int32, json: [String: Any], log: String), b: (status: Int32, json: [String: Any], log: String)) {
+        _ = try sh([script, "down", prefix, "2"])
+        #expect(try sh([script, setup, prefix, "2"]) == 0)
+        defer { _ = try? sh([script, "down", prefix, "2"]) }
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let a = try Self.exchange(in: "mtw1", home: mei.home, [])
-        let b = try Self.exchange(in: "mtw2", home: ken.home, [])
+        // Both run at once: start both, then collect.
+        let first = try exchange(in: prefix + "1", home: mei.home, extra)
+        let second = try exchange(in: prefix + "2", home: ken.home, extra)
+        let a = result(first), b = result(second)
+        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
+        #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        return ((a.0, a.1, a.2), (b.0, b.1, b.2))
+    }
+
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func ipv6LinkLocalOnly() throws {
+        let (a, _) = try Self.pair(setup: "up6", prefix: "mt6", extra: [])
+        #expect(a.log.contains("[ff02::6d73:6864]") && !a.log.contains("239.255.77.23"), "\(a.log)")
+    }
+
+    /// Multicast on a loopback interface that supports it (one namespace, `lo` with MULTICAST on).
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func multicastOnLoopback() throws {
+        _ = try Self.sh(["ip netns del mtlo 2>/dev/null"])
+        #expect(try Self.sh(["ip netns add mtlo && ip -n mtlo link set lo up multicast on && ip -n mtlo route add 224.0.0.0/4 dev lo"]) == 0)
+        defer { _ = try? Self.sh(["ip netns del mtlo"]) }
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let a = try Self.exchange(in: "mtlo", home: mei.home, ["--interface", "lo", "--code", "same-room"])
+        let b = try Self.exchange(in: "mtlo", home: ken.home, ["--interface", "lo", "--code", "same-room"])
         let (sa, ja, ea) = Self.result(a), (sb, jb, eb) = Self.result(b)
-        #expect(sa == 0, "\(ea)")
-        #expect(sb == 0, "\(eb)")
-        #expect(ja["code"] as? String == jb["code"] as? String)
+        #expect(sa == 0 && sb == 0, "\(ea)\n\(eb)")
         #expect((ja["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
         #expect((jb["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
-        #expect(ea.contains("announcing on mtwh1"))
     }
 
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
