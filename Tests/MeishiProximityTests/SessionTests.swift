@@ -179,3 +179,32 @@ import MeishiCrypto
         session.sealForTesting(0x30, content)
     }
 }
+
+@Suite struct PeerGuardTests {
+    @Test func fiveFailuresInTenMinutesBanForTheRestOfTheWindow() {
+        let g = PeerGuard()
+        for t in 0..<4 { g.recordFailure("10.0.0.9", now: Double(t)) }
+        #expect(!g.isBanned("10.0.0.9", now: 10))
+        g.recordFailure("10.0.0.9", now: 11)
+        #expect(g.isBanned("10.0.0.9", now: 12))
+        #expect(!g.isBanned("10.0.0.8", now: 12))
+        #expect(g.isBanned("10.0.0.9", now: 599))
+        #expect(!g.isBanned("10.0.0.9", now: 612))  // the oldest failures left the window
+    }
+
+    @Test func announcementsRoundTripAndRefuseGarbage() {
+        let a = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, tag: (SecureRandom.bytes(16), SecureRandom.bytes(32)), alias: "Mei")
+        #expect(Announcement(a.encoded) == a)
+        let nonce = SecureRandom.bytes(16)
+        let tagged = Announcement(sessionID: SecureRandom.bytes(16), port: 1, tag: (nonce, Announcement.tag(code: "tulip", nonce: nonce)))
+        #expect(tagged.matches(code: "tulip") && !tagged.matches(code: "rose"))
+        var bytes = a.encoded
+        #expect(Announcement(bytes + [0]) == nil)           // trailing byte
+        #expect(Announcement(Array(bytes.dropLast())) == nil) // truncated
+        bytes[4] = 2
+        #expect(Announcement(bytes) == nil)                 // other version
+        #expect(Announcement([UInt8](repeating: 0, count: 200)) == nil)
+        let zeroPort = Announcement(sessionID: SecureRandom.bytes(16), port: 0).encoded
+        #expect(Announcement(zeroPort) == nil)
+    }
+}
