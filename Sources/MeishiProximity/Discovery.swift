@@ -266,14 +266,20 @@ public final class Discovery: Sendable {
                     }
                     try? await Task.sleep(for: .milliseconds(100))
                 }
-                // Stop receiving; the TCP exchange takes over. Keep announcing briefly so the
-                // other side sees us too.
+                // Stop receiving; the TCP exchange takes over.
                 announce()
                 for receiver in receivers { try? await receiver.channel.close() }
             }
             await group.waitForAll()
         }
-        for s in senders { try? await s.0.close() }
+        // The other side may not have heard us yet (a lost datagram): keep announcing for a few
+        // seconds in the background while the TCP exchange starts, then close the senders.
+        let senders = self.senders
+        let lingering = loop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(250)) { [self] _ in announce() }
+        loop.scheduleTask(in: .seconds(4)) {
+            lingering.cancel()
+            for s in senders { s.0.close(promise: nil) }
+        }
         return chosen.withLockedValue { $0 }
     }
 }

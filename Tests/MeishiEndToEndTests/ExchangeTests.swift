@@ -34,7 +34,7 @@ import Testing
     @Test func twoProcessesSwapCards() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let (listener, port, out, _) = try Self.startListener(mei, ["--json"])
+        let (listener, port, out, _) = try Self.startListener(mei, ["--json", "--timeout", "120"])
         let dial = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"])
         listener.waitUntilExit()
         #expect(dial.status == 0, "\(dial.stderr)")
@@ -51,7 +51,7 @@ import Testing
     @Test func hostilePeerDoesNotStopTheListener() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let (listener, port, _, err) = try Self.startListener(mei)
+        let (listener, port, _, err) = try Self.startListener(mei, ["--timeout", "120"])
         // Garbage: a frame announcing 1 GiB, then a wrong-version HELLO.
         for bytes in [[UInt8]([0x40, 0, 0, 0, 1, 2, 3]), [0, 0, 0, 34, 0x01, 0x09] + [UInt8](repeating: 0, count: 32)] {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -116,7 +116,7 @@ import Testing
     static func exchange(in ns: String, home: String, _ extra: [String]) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        p.arguments = ["netns", "exec", ns, CLI.binary, "--home", home, "exchange", "--yes", "--json", "--timeout", "30"] + extra
+        p.arguments = ["netns", "exec", ns, CLI.binary, "--home", home, "exchange", "--yes", "--json", "--timeout", "120"] + extra
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -40,7 +40,7 @@ import MeishiCrypto
     @Test func everyAttackIsRefusedAndTheListenerStaysUp() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json"])
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "120"])
         let mallory = Ed25519.SigningKey()
 
         // 1. Truncated frame: a header for 100 bytes, 10 of them, then the connection closes.

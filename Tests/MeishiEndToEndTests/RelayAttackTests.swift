@@ -54,7 +54,7 @@ import MeishiCard
         let alice = try CLI.withCard(name: "Alice", email: "alice@example.org")
         let bob = try CLI.withCard(name: "Bob", email: "bob@example.org")
         // Bob listens; Alice believes the relay is Bob.
-        let (bobProcess, bobPort, _, bobErr) = try ExchangeCommandTests.startListener(bob, ["--timeout", "4"])
+        let (bobProcess, bobPort, _, bobErr) = try ExchangeCommandTests.startListener(bob, ["--timeout", "10"])
         let (relayListen, relayPort) = Self.listenSocket()
         defer { close(relayListen) }
         let codes = CodePair()
@@ -88,7 +88,7 @@ import MeishiCard
             } catch {}
         }
         relay.start()
-        let aliceRun = try alice.run(["exchange", "--peer", "127.0.0.1:\(relayPort)", "--yes", "--timeout", "4"])
+        let aliceRun = try alice.run(["exchange", "--peer", "127.0.0.1:\(relayPort)", "--yes", "--timeout", "10"])
         bobProcess.waitUntilExit()
         let bobLog = String(decoding: bobErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let (aliceSees, bobSees) = codes.get()
