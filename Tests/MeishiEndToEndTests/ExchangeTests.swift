@@ -180,6 +180,22 @@ import Testing
         #expect((jb["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
     }
 
+    /// Three people announcing, no code, no terminal to pick one: nobody guesses (exit 69, hint --code).
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func severalPeersWithoutACodeAskForOne() throws {
+        _ = try Self.sh([Self.script, "down", "mt3", "3"])
+        #expect(try Self.sh([Self.script, "up", "mt3", "3"]) == 0)
+        defer { _ = try? Self.sh([Self.script, "down", "mt3", "3"]) }
+        var people: [CLI] = []
+        for i in 1...3 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
+        let runs = try (1...3).map { i in try Self.exchange(in: "mt3\(i)", home: people[i - 1].home, ["--timeout", "10"]) }
+        for (i, r) in runs.map(Self.result).enumerated() {
+            #expect(r.0 == 69, "person \(i + 1): \(r.2)")
+            #expect(r.2.contains("peers are announcing") && r.2.contains("--code"), "\(r.2)")
+        }
+        for p in people { #expect((try p("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true) }
+    }
+
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func hallOfTenPairs() throws {
         _ = try Self.sh([Self.script, "down", "mth", "20"])
