@@ -163,7 +163,7 @@ public enum ExchangeTransport {
     }
 
     /// Connects to `host:port` and runs the exchange as the dialer. A refused connection is
-    /// retried every 200 ms until `waitFor` has passed, so both sides can be started in any order.
+    /// retried every 50 ms until `waitFor` has passed, so both sides can be started in any order.
     public static func dial(host: String, port: Int, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let address: SocketAddress
@@ -189,7 +189,7 @@ public enum ExchangeTransport {
             } catch {
                 lastError = "\(error)"
                 guard now() < deadline else { break }
-                try? await Task.sleep(for: .milliseconds(200))
+                try? await Task.sleep(for: .milliseconds(50))
             }
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
