@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parses durations as meishi's options take them: `30` (seconds), `90s`, `10m`, `24h`, `7d`.
 public enum DurationText {
     public static func seconds(_ text: String) -> Int64? {
@@ -17,5 +19,3 @@ public enum DurationText {
         return n * unit
     }
 }
-
-import Foundation

@@ -80,6 +80,19 @@ struct CLI {
         return path
     }
 
+    /// The project's .venv python when it can import every module named, else nil.
+    static func venvPython(importing modules: String) -> String? {
+        let py = Fixtures.root.appendingPathComponent(".venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: py) else { return nil }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: py)
+        p.arguments = ["-c", "import " + modules]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return nil }
+        p.waitUntilExit()
+        return p.terminationStatus == 0 ? py : nil
+    }
+
     func storeDigest() -> Data? {
         let db = home + "/meishi.sqlite"
         let r = try? CLI(home: home).run(["contacts", "list", "--json"])

@@ -208,17 +208,7 @@ import MeishiKit
         #expect(try ken("contacts", "show", "Mei Tanaka").status == 64)
     }
 
-    static var pythonVerifier: String? {
-        let py = Fixtures.root.appendingPathComponent(".venv/bin/python").path
-        guard FileManager.default.isExecutableFile(atPath: py) else { return nil }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: py)
-        p.arguments = ["-c", "import rfc8785, cryptography"]
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return nil }
-        p.waitUntilExit()
-        return p.terminationStatus == 0 ? py : nil
-    }
+    static var pythonVerifier: String? { CLI.venvPython(importing: "rfc8785, cryptography") }
 
     @Test(.enabled(if: pythonVerifier != nil,
                    "skipped: .venv with rfc8785 and cryptography is missing (make test sets it up via scripts/python-tools.sh)"))

@@ -112,6 +112,13 @@ import Testing
 
     static var script: String { Fixtures.root.appendingPathComponent("scripts/netns.sh").path }
 
+    /// Creates hosts PREFIX1…PREFIXn with `netns.sh SETUP` and returns their teardown.
+    static func hosts(_ prefix: String, _ n: Int, setup: String = "up") throws -> () -> Void {
+        _ = try sh([script, "down", prefix, "\(n)"])
+        #expect(try sh([script, setup, prefix, "\(n)"]) == 0)
+        return { _ = try? sh([script, "down", prefix, "\(n)"]) }
+    }
+
     /// Runs `meishi exchange` in namespace `ns` with `home`, returning the process and its stdout pipe.
     static func exchange(in ns: String, home: String, _ extra: [String]) throws -> (Process, Pipe, Pipe) {
         let p = Process()
@@ -143,9 +150,8 @@ import Testing
     /// must end with the other's card.
     static func pair(setup: String, prefix: String, extra: [String]) throws
         -> (a: (status: Int32, json: [String: Any], log: String), b: (status: Int32, json: [String: Any], log: String)) {
-        _ = try sh([script, "down", prefix, "2"])
-        #expect(try sh([script, setup, prefix, "2"]) == 0)
-        defer { _ = try? sh([script, "down", prefix, "2"]) }
+        let teardown = try hosts(prefix, 2, setup: setup)
+        defer { teardown() }
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         // Both run at once: start both, then collect.
@@ -183,9 +189,8 @@ import Testing
     /// Three people announcing, no code, no terminal to pick one: nobody guesses (exit 69, hint --code).
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func severalPeersWithoutACodeAskForOne() throws {
-        _ = try Self.sh([Self.script, "down", "mt3", "3"])
-        #expect(try Self.sh([Self.script, "up", "mt3", "3"]) == 0)
-        defer { _ = try? Self.sh([Self.script, "down", "mt3", "3"]) }
+        let teardown = try Self.hosts("mt3", 3)
+        defer { teardown() }
         var people: [CLI] = []
         for i in 1...3 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
         let runs = try (1...3).map { i in try Self.exchange(in: "mt3\(i)", home: people[i - 1].home, ["--timeout", "10"]) }
@@ -198,9 +203,8 @@ import Testing
 
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func hallOfTenPairs() throws {
-        _ = try Self.sh([Self.script, "down", "mth", "20"])
-        #expect(try Self.sh([Self.script, "up", "mth", "20"]) == 0)
-        defer { _ = try? Self.sh([Self.script, "down", "mth", "20"]) }
+        let teardown = try Self.hosts("mth", 20)
+        defer { teardown() }
         var people: [CLI] = []
         for i in 1...20 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
         let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "pair-\((i - 1) % 10)"]) }

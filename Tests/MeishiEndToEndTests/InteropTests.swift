@@ -9,14 +9,7 @@ import MeishiQR
     static var python: String { Fixtures.root.appendingPathComponent(".venv/bin/python").path }
 
     static var toolsPresent: Bool {
-        guard FileManager.default.isExecutableFile(atPath: python) else { return false }
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: python)
-        check.arguments = ["-c", "import zxingcpp, cv2, vobject, PIL"]
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
-        return check.terminationStatus == 0 && which("zbarimg") != nil && which("rsvg-convert") != nil
+        CLI.venvPython(importing: "zxingcpp, cv2, vobject, PIL") != nil && which("zbarimg") != nil && which("rsvg-convert") != nil
     }
 
     static func which(_ tool: String) -> String? {
