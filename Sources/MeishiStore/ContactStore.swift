@@ -28,6 +28,23 @@ public enum StoreOutcome: Equatable, Sendable {
         case .added(let c, _), .updated(let c, _), .unchanged(let c): c
         }
     }
+
+    /// Other contacts using the same name or email under a different key.
+    public var conflicts: [Contact] {
+        switch self {
+        case .added(_, let c), .updated(_, let c): c
+        case .unchanged: []
+        }
+    }
+
+    /// `added`, `updated` or `unchanged`, as `--json` output names it.
+    public var name: String {
+        switch self {
+        case .added: "added"
+        case .updated: "updated"
+        case .unchanged: "unchanged"
+        }
+    }
 }
 
 /// Filters for listing contacts.

@@ -22,23 +22,11 @@ struct ContactsAdd: ParsableCommand {
         let data = try SecureFile.read(file, limit: ProximityPayload.maximumEncodedSize)
         let card = try CardService.checked(data, now: ctx.now)
         let outcome = try ctx.contacts.add(card, trust: .signed, source: file == "-" ? "stdin" : "file", now: ctx.now)
-        let (verb, conflicts): (String, [Contact]) = switch outcome {
-        case .added(_, let c): ("added", c)
-        case .updated(_, let c): ("updated", c)
-        case .unchanged: ("unchanged", [])
-        }
-        let c = outcome.contact
-        for other in conflicts {
-            Output.warn("\(Output.safe(c.name ?? c.did)) uses the same name or email as contact #\(other.id ?? 0) "
-                        + "(\(other.did)) under a different key: possible impersonation")
-        }
         if json {
-            Output.json(.object(["result": .string(verb), "contact": Output.contactJSON(c)]))
-            return
-        }
-        switch outcome {
-        case .unchanged: print("unchanged: the stored card of \(Output.safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0))")
-        default: print("\(verb) \(Output.safe(c.name ?? "(no name)")) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
+            Output.warnConflicts(outcome)
+            Output.json(.object(["result": .string(outcome.name), "contact": Output.contactJSON(outcome.contact)]))
+        } else {
+            Output.reportStored(outcome)
         }
     }
 }

@@ -124,7 +124,7 @@ struct Exchange: AsyncParsableCommand {
         let c = o.contact
         if json {
             Output.json(.object([
-                "result": .string({ switch o.stored { case .added: "added"; case .updated: "updated"; case .unchanged: "unchanged" } }()),
+                "result": .string(o.stored.name),
                 "code": .string(o.code), "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
                 "store": .string(home.databasePath), "contact": Output.contactJSON(c),
             ]))

@@ -75,6 +75,27 @@ enum Output {
         }
     }
 
+    /// Warns about every stored contact the new card's name or email collides with, then says
+    /// what storing it did, as `contacts add` and `scan` print it.
+    static func reportStored(_ outcome: StoreOutcome) {
+        warnConflicts(outcome)
+        let c = outcome.contact
+        if case .unchanged = outcome {
+            print("unchanged: the stored card of \(safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0), \(c.trust.rawValue))")
+        } else {
+            print("\(outcome.name) \(safe(c.name ?? "(no name)")) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
+        }
+    }
+
+    /// A warning on stderr for each stored contact the new card may impersonate.
+    static func warnConflicts(_ outcome: StoreOutcome) {
+        let c = outcome.contact
+        for other in outcome.conflicts {
+            warn("\(safe(c.name ?? c.did)) uses the same name or email as contact #\(other.id ?? 0) "
+                 + "(\(other.did)) under a different key: possible impersonation")
+        }
+    }
+
     /// The JSON form of a stored contact (field names are stable for scripts).
     static func contactJSON(_ c: Contact) -> JSONValue {
         var obj: [String: JSONValue] = [

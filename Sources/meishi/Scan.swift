@@ -104,9 +104,9 @@ struct Scan: ParsableCommand {
             }
             let outcome = try ctx.contacts.add(card, trust: .signed, source: "qr", now: ctx.now)
             obj["stored"] = .bool(true)
-            obj["result"] = .string(outcomeName(outcome))
+            obj["result"] = .string(outcome.name)
             obj["contact"] = Output.contactJSON(outcome.contact)
-            if !json { printOutcome(outcome) }
+            if !json { Output.reportStored(outcome) }
         case .invalidCard(let e):
             obj["verdict"] = .string(e.verdict)
             obj["reason"] = .string(e.reason)
@@ -124,8 +124,8 @@ struct Scan: ParsableCommand {
             }
             let outcome = try QRService.importUnsigned(c, raw: code.bytes, home: ctx.home, now: ctx.now)
             obj["stored"] = .bool(true)
-            obj["result"] = .string(outcomeName(outcome))
-            if !json { printOutcome(outcome) }
+            obj["result"] = .string(outcome.name)
+            if !json { Output.reportStored(outcome) }
         case .other:
             obj["verdict"] = .string("not-a-card")
             let preview = code.text.count > 120 ? String(code.text.prefix(120)) + "…" : code.text
@@ -134,30 +134,10 @@ struct Scan: ParsableCommand {
         }
     }
 
-    func outcomeName(_ o: StoreOutcome) -> String {
-        switch o {
-        case .added: "added"
-        case .updated: "updated"
-        case .unchanged: "unchanged"
-        }
-    }
-
     func printCard(_ card: VerifiedCard) {
         let p = card.payload
         print("valid card from \(Output.safe(p.displayName ?? "(no name)")) (not stored: --dry-run)")
         print(Output.fieldLines(p.orderedFields), terminator: "")
         print("  did          \(p.senderDID)")
-    }
-
-    func printOutcome(_ outcome: StoreOutcome) {
-        let c = outcome.contact
-        if case .added(_, let conflicts) = outcome, !conflicts.isEmpty {
-            Output.warn("\(Output.safe(c.name ?? c.did)) uses the same name or email as contact #\(conflicts[0].id ?? 0): possible impersonation")
-        }
-        if case .unchanged = outcome {
-            print("unchanged: the stored card of \(Output.safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0), \(c.trust.rawValue))")
-        } else {
-            print("\(outcomeName(outcome)) \(Output.safe(c.name ?? "(no name)")) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
-        }
     }
 }
