@@ -15,14 +15,15 @@ public struct ContactsService: Sendable {
         do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw MeishiFailure(error) }
     }
 
-    /// Stores a verified card. Refuses the user's own card.
-    public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Date) throws(MeishiFailure) -> StoreOutcome {
+    /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.
+    public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Date,
+                    in store: ContactStore? = nil) throws(MeishiFailure) -> StoreOutcome {
         if let me = try? IdentityStore(home: home).loadPublic(), me.did == card.payload.senderDID {
             throw MeishiFailure("that is your own card", status: .dataError)
         }
         let contact = Contact(payload: card.payload, trust: trust, source: source,
                               seen: Int64(now.timeIntervalSince1970), rawPayload: card.raw)
-        let store = try open()
-        do { return try store.store(contact) } catch { throw MeishiFailure(error) }
+        let target = try store ?? open()
+        do { return try target.store(contact) } catch { throw MeishiFailure(error) }
     }
 }

@@ -60,8 +60,9 @@ public struct ExchangeService: Sendable {
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiFailure) -> Outcome {
         let payload = try CardService.signedPayload(card: card, level: level, only: only, identity: identity, now: Date())
-        // Fail before the network if the store cannot be opened.
-        _ = try ContactsService(home: home).open()
+        // Fail before the network if the store cannot be opened; store into it afterwards.
+        let contacts = ContactsService(home: home)
+        let store = try contacts.open()
         let signingKey = identity.signingKey
         let participant = ExchangeParticipant(card: { (payload, signingKey) }, verify: Self.verifier(maximumSkew: maximumSkew),
                                               confirmCode: confirm, log: log)
@@ -88,7 +89,7 @@ public struct ExchangeService: Sendable {
         }
         let verified = VerifiedCard(payload: result.peerCard, raw: result.peerCard.canonicalJSON,
                                     ageSeconds: Int64(Date().timeIntervalSince1970) - result.peerCard.timestamp)
-        let stored = try ContactsService(home: home).add(verified, trust: confirmedByPerson ? .met : .signed, source: "exchange", now: Date())
+        let stored = try contacts.add(verified, trust: confirmedByPerson ? .met : .signed, source: "exchange", now: Date(), in: store)
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress)
     }
 
