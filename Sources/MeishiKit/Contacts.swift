@@ -23,7 +23,8 @@ public struct ContactsService: Sendable {
         }
         let contact = Contact(payload: card.payload, trust: trust, source: source,
                               seen: Int64(now.timeIntervalSince1970), rawPayload: card.raw)
-        let target = try store ?? open()
+        let target: ContactStore
+        if let store { target = store } else { target = try open() }
         do { return try target.store(contact) } catch { throw MeishiFailure(error) }
     }
 }

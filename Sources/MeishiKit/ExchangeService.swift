@@ -124,10 +124,11 @@ public struct ExchangeService: Sendable {
         if discovery.sessionID.lexicographicallyPrecedes(peer.announcement.sessionID) {
             try? await server.close()
             return try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
-                                                    stepTimeout: .seconds(Self.stepTimeoutSeconds), waitFor: .seconds(5), participant: participant)
+                                                    stepTimeout: .seconds(Self.stepTimeoutSeconds), waitFor: .seconds(5),
+                                                    introduce: discovery.sessionID, participant: participant)
         }
         return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)),
-                                                 stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant, onlyFrom: peer.host)
+                                                 stepTimeout: .seconds(Self.stepTimeoutSeconds), participant: participant, onlySession: peer.announcement.sessionID)
     }
 
     static func failure(_ f: ExchangeFailure) -> MeishiFailure {

@@ -107,13 +107,15 @@ public enum ExchangeTransport {
                               participant: ExchangeParticipant, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         let server = try await bind(host: host, port: port)
         listening(server.port)
-        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, onlyFrom: nil)
+        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, onlySession: nil)
     }
 
     /// Serves `server` until one exchange ends by a person's decision or `timeout` passes.
-    /// With `onlyFrom`, connections from any other address are closed at once.
+    /// With `onlySession` (after discovery), a connection must first introduce that session id
+    /// (PROTOCOL.md §5.5); any other is refused like a failing peer. Addresses cannot serve
+    /// here: the chosen peer may dial from its IPv4 or its IPv6 address.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
-                             onlyFrom: String?) async throws(ExchangeFailure) -> ExchangeResult {
+                             onlySession: [UInt8]?) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -127,11 +129,6 @@ public enum ExchangeTransport {
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
                     let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
-                    if let onlyFrom, address != plainAddress(onlyFrom) {
-                        participant.log("ignoring a connection from \(address): waiting for \(onlyFrom)")
-                        try? await connection.channel.close()
-                        continue
-                    }
                     if guardian.isBanned(address, now: now()) {
                         participant.log("ignoring \(address): too many failed attempts in the last 10 minutes")
                         try? await connection.channel.close()
@@ -140,7 +137,7 @@ public enum ExchangeTransport {
                     let attempt: Result<ExchangeResult, ExchangeFailure>
                     do {
                         attempt = .success(try await run(ExchangeSession(role: .listener), on: connection, participant: participant,
-                                                         stepTimeout: stepTimeout, address: address))
+                                                         stepTimeout: stepTimeout, address: address, expectIntroduction: onlySession))
                     } catch {
                         attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
                     }
@@ -175,7 +172,7 @@ public enum ExchangeTransport {
 
     /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
     public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
-                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+                            introduce: [UInt8]? = nil, participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let deadline = now() + Double(waitFor.nanoseconds) / 1e9
         var connection: Connection?
         var lastError = ""
@@ -194,7 +191,7 @@ public enum ExchangeTransport {
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
         return try await run(ExchangeSession(role: .dialer), on: connection, participant: participant, stepTimeout: stepTimeout,
-                             address: label)
+                             address: label, introduce: introduce)
     }
 
     public static func describe(_ f: ExchangeFailure) -> String {
@@ -209,8 +206,12 @@ public enum ExchangeTransport {
     }
 
     /// One session on one connection; closes the connection at the end.
+    /// The frame type of the discovery introduction: 0x00 followed by the dialer's session id.
+    static let introductionType: UInt8 = 0x00
+
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
-                    stepTimeout: TimeAmount, address: String) async throws(ExchangeFailure) -> ExchangeResult {
+                    stepTimeout: TimeAmount, address: String, introduce: [UInt8]? = nil,
+                    expectIntroduction: [UInt8]? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         session.verifyPayload = participant.verify
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
@@ -239,6 +240,12 @@ public enum ExchangeTransport {
                 }
                 do {
                     arm(stepTimeout)
+                    if let id = introduce { try await send([[introductionType] + id]) }
+                    if let id = expectIntroduction {
+                        guard let first = try await frames.next(), first == [introductionType] + id else {
+                            throw ExchangeFailure.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))
+                        }
+                    }
                     if let hello = session.start() { try await send([hello]) }
                     var event: ExchangeSession.Event?
                     while session.code == nil { event = try await next("the handshake") }
