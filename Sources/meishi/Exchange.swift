@@ -121,6 +121,7 @@ struct Exchange: AsyncParsableCommand {
     }
 
     func report(_ o: ExchangeService.Outcome, home: Home) {
+        Output.warnConflicts(o.stored)
         let c = o.contact
         if json {
             Output.json(.object([
