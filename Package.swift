@@ -33,12 +33,12 @@ let package = Package(
         .target(name: "CJPEGShim", dependencies: ["CJPEG"]),
 
         // MARK: Libraries
-        .target(name: "MeishiCard"),
+        .target(name: "MeishiCard", dependencies: ["MeishiCrypto"]),
         .target(name: "MeishiCrypto", dependencies: ["CSodium"]),
         .target(
             name: "MeishiStore",
             dependencies: [
-                "MeishiCard",
+                "MeishiCard", "MeishiCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -56,8 +56,6 @@ let package = Package(
             dependencies: [
                 "MeishiCard", "MeishiCrypto", "MeishiStore", "MeishiQR", "MeishiProximity",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
 
         // MARK: Executables
@@ -74,9 +72,9 @@ let package = Package(
             dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
 
         // MARK: Tests
-        .testTarget(name: "MeishiCardTests", dependencies: ["MeishiCard"]),
+        .testTarget(name: "MeishiCardTests", dependencies: ["MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),
-        .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard"]),
+        .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiQRTests", dependencies: ["MeishiQR", "MeishiCard"]),
         .testTarget(name: "MeishiProximityTests", dependencies: ["MeishiProximity", "MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),

@@ -26,6 +26,10 @@ public struct FieldName: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { rawValue }
 
     public static let name = FieldName(unchecked: "name")
+    public static let title = FieldName(unchecked: "title")
+    public static let org = FieldName(unchecked: "org")
+    public static let address = FieldName(unchecked: "address")
+    public static let note = FieldName(unchecked: "note")
     public static let email = FieldName(unchecked: "email")
     public static let phone = FieldName(unchecked: "phone")
     public static let url = FieldName(unchecked: "url")
@@ -94,6 +98,12 @@ public enum CardError: Error, Equatable, Sendable {
     case duplicateValue(FieldName)
     case noSuchField(FieldName)
     case noSuchValue(FieldName)
+    /// A share needs a name and the card has none.
+    case noName
+    /// The name's level is above the level of the share.
+    case nameNotShared(DisclosureLevel)
+    /// The fields chosen for a share leave the name out.
+    case nameNotSelected
 }
 
 /// The user's own card: each field holds one or more values, each with a disclosure level.
@@ -150,6 +160,18 @@ public struct Card: Equatable, Sendable {
         for (field, values) in fields where only?.contains(field) ?? true {
             let shown = values.filter { $0.level <= level }.map(\.value)
             if !shown.isEmpty { out[field] = shown }
+        }
+        return out
+    }
+
+    /// What a share at `level` (limited to `only`) discloses; every share carries the name, so a
+    /// share without one is refused, saying why.
+    public func share(at level: DisclosureLevel, only: Set<FieldName>? = nil) throws(CardError) -> [FieldName: [String]] {
+        let out = disclosed(at: level, only: only)
+        guard out[.name] != nil else {
+            if fields[.name] == nil { throw .noName }
+            if let only, !only.contains(.name) { throw .nameNotSelected }
+            throw .nameNotShared(level)
         }
         return out
     }

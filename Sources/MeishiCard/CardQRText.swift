@@ -1,3 +1,5 @@
+import MeishiCrypto
+
 /// The QR text form of a signed ProximityPayload v1 (docs/PROTOCOL.md section 4):
 /// `MEISHI1:` followed by the Base45 of a compact binary encoding that holds everything needed
 /// to rebuild the exact JSON payload and check its signature.
@@ -7,29 +9,26 @@ public enum CardQRText {
     /// Codes of the standard fields, in `FieldName.standard` order; custom fields use 0xFF.
     static let customFieldCode: UInt8 = 0xFF
 
-    /// Whether `text` claims to be a meishi card QR.
-    public static func isCardText(_ text: String) -> Bool { text.hasPrefix(prefix) }
-
     public static func encode(_ p: ProximityPayload) -> String {
         var out: [UInt8] = [formatVersion]
-        out += uuidBytes(p.shareId)
-        out += p.signPubKey
-        out += p.pubKey
+        out += ShareID.bytes(p.shareId)
+        out += p.signPubKey.rawRepresentation
+        out += p.pubKey.rawRepresentation
         appendVarint(UInt64(p.timestamp), to: &out)
         out.append(UInt8(DisclosureLevel.allCases.firstIndex(of: p.level)!))
         let fields = p.orderedFields
         appendVarint(UInt64(fields.count), to: &out)
         for f in fields {
-            if let code = FieldName.standard.firstIndex(of: f.name) {
+            if let code = FieldName.standard.firstIndex(of: f.name.rawValue) {
                 out.append(UInt8(code))
             } else {
                 out.append(customFieldCode)
-                appendBytes(Array(f.name.dropFirst(2).utf8), to: &out)
+                appendBytes(Array(f.name.rawValue.dropFirst(2).utf8), to: &out)
             }
-            if FieldName.multiValued.contains(f.name) { appendVarint(UInt64(f.values.count), to: &out) }
+            if f.name.isMultiValued { appendVarint(UInt64(f.values.count), to: &out) }
             for v in f.values { appendBytes(Array(v.utf8), to: &out) }
         }
-        out += p.payloadSignature
+        out += p.payloadSignature.rawRepresentation
         return prefix + Base45.encode(out)
     }
 
@@ -50,23 +49,24 @@ public enum CardQRText {
               let count = r.varint(), count <= UInt64(Card.maximumValueCount) else {
             throw .malformed("truncated or invalid card QR header")
         }
-        var fields: [String: FieldValue] = [:]
+        var fields: [FieldName: FieldValue] = [:]
         for _ in 0..<count {
             guard let code = r.byte() else { throw .malformed("truncated card QR") }
-            let name: String
+            let name: FieldName
             if code == customFieldCode {
-                guard let raw = r.lengthPrefixed(), let word = String(validating: raw, as: UTF8.self) else { throw .malformed("bad custom field") }
-                name = "x-" + word
+                guard let raw = r.lengthPrefixed(), let word = String(validating: raw, as: UTF8.self),
+                      let custom = try? FieldName("x-" + word) else { throw .malformed("bad custom field") }
+                name = custom
             } else {
                 guard Int(code) < FieldName.standard.count else { throw .malformed("unknown field code \(code)") }
-                name = FieldName.standard[Int(code)]
+                name = try! FieldName(FieldName.standard[Int(code)])
             }
             guard fields[name] == nil else { throw .malformed("field \(name) twice") }
             func value() throws(PayloadError) -> String {
                 guard let raw = r.lengthPrefixed(), let s = String(validating: raw, as: UTF8.self) else { throw .malformed("bad value of \(name)") }
                 return s
             }
-            if FieldName.multiValued.contains(name) {
+            if name.isMultiValued {
                 guard let n = r.varint(), n >= 1, n <= UInt64(Card.maximumValueCount) else { throw .malformed("bad value count") }
                 var values: [String] = []
                 for _ in 0..<n { values.append(try value()) }
@@ -76,18 +76,13 @@ public enum CardQRText {
             }
         }
         guard let sig = r.take(64), r.atEnd else { throw .malformed("card QR has a bad signature length") }
-        let payload = ProximityPayload(shareId: uuidString(share), senderDID: DIDKey.did(forEd25519: spk), signPubKey: spk,
-                                       pubKey: pk, timestamp: Int64(ts), level: DisclosureLevel.allCases[Int(lv)],
-                                       cardFields: fields, payloadSignature: sig)
+        let signKey = try! Ed25519.PublicKey(rawRepresentation: spk)
+        let payload = ProximityPayload(shareId: ShareID.string(share), senderDID: DIDKey.did(for: signKey), signPubKey: signKey,
+                                       pubKey: try! X25519.PublicKey(rawRepresentation: pk), timestamp: Int64(ts),
+                                       level: DisclosureLevel.allCases[Int(lv)], cardFields: fields,
+                                       payloadSignature: try! Ed25519.Signature(rawRepresentation: sig))
         // Through the JSON checks, so the limits and field rules are exactly those of a JSON payload.
-        return try ProximityPayload.parse(payload.canonicalJSON)
-    }
-
-    static func uuidBytes(_ s: String) -> [UInt8] { Hex.decode(s.replacingOccurrences(of: "-", with: ""))! }
-
-    static func uuidString(_ b: [UInt8]) -> String {
-        let h = Array(Hex.encode(b))
-        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+        return try ProximityPayload.parse(payload.jsonValue())
     }
 
     static func appendVarint(_ v: UInt64, to out: inout [UInt8]) {

@@ -1,3 +1,5 @@
+import MeishiCrypto
+
 /// Base64url without padding (RFC 4648 section 5), as the payload format uses.
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
@@ -138,20 +140,19 @@ public enum DIDKey {
     /// The unsigned-varint multicodec prefix of `ed25519-pub` (0xed).
     public static let ed25519Multicodec: [UInt8] = [0xED, 0x01]
 
-    /// `did:key:z6Mk…` for a 32-byte Ed25519 public key.
-    public static func did(forEd25519 publicKey: [UInt8]) -> String {
-        precondition(publicKey.count == 32)
-        return prefix + Base58.encode(ed25519Multicodec + publicKey)
+    /// `did:key:z6Mk…` for an Ed25519 public key.
+    public static func did(for key: Ed25519.PublicKey) -> String {
+        prefix + Base58.encode(ed25519Multicodec + key.rawRepresentation)
     }
 
-    /// The 32-byte Ed25519 key a `did:key` names, or nil when it is not an Ed25519 did:key.
-    public static func ed25519PublicKey(from did: String) -> [UInt8]? {
+    /// The Ed25519 key a `did:key` names, or nil when it is not an Ed25519 did:key.
+    public static func ed25519PublicKey(from did: String) -> Ed25519.PublicKey? {
         guard did.hasPrefix(prefix), did.utf8.count <= 64 else { return nil }
         guard let bytes = Base58.decode(String(did.dropFirst(prefix.count))), bytes.count == 34,
-              Array(bytes.prefix(2)) == ed25519Multicodec else { return nil }
-        let key = Array(bytes.dropFirst(2))
+              Array(bytes.prefix(2)) == ed25519Multicodec,
+              let key = try? Ed25519.PublicKey(rawRepresentation: bytes.dropFirst(2)) else { return nil }
         // Only the canonical spelling is accepted, so one key has exactly one DID.
-        guard self.did(forEd25519: key) == did else { return nil }
+        guard self.did(for: key) == did else { return nil }
         return key
     }
 }

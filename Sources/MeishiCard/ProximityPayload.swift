@@ -1,3 +1,5 @@
+import MeishiCrypto
+
 /// The value of one field in a payload: a string, or an array for multi-valued fields.
 public enum FieldValue: Equatable, Sendable {
     case single(String)
@@ -50,6 +52,8 @@ public enum PayloadError: Error, Equatable, Sendable {
 /// A signed card as it travels: ProximityPayload version 1 (docs/PROTOCOL.md).
 ///
 /// `payloadSignature` is Ed25519 over `"meishi-card-v1" || 0x00 || JCS(payload without payloadSignature)`.
+/// A value of this type has the right shape but is not trusted: `CardVerifier` turns bytes into a
+/// `VerifiedCard`, and `sign(with:)` (in PayloadSignature.swift) makes our own.
 public struct ProximityPayload: Equatable, Sendable {
     public static let currentVersion = 1
     /// Largest payload accepted, in bytes of its JSON text.
@@ -60,19 +64,17 @@ public struct ProximityPayload: Equatable, Sendable {
 
     public var shareId: String
     public var senderDID: String
-    /// Ed25519 public key, 32 bytes.
-    public var signPubKey: [UInt8]
-    /// X25519 public key for sealed messages, 32 bytes.
-    public var pubKey: [UInt8]
+    public var signPubKey: Ed25519.PublicKey
+    /// The X25519 key for sealed messages.
+    public var pubKey: X25519.PublicKey
     /// Unix seconds.
     public var timestamp: Int64
     public var level: DisclosureLevel
-    public var cardFields: [String: FieldValue]
-    /// Ed25519 signature, 64 bytes (empty before signing).
-    public var payloadSignature: [UInt8]
+    public var cardFields: [FieldName: FieldValue]
+    public var payloadSignature: Ed25519.Signature
 
-    public init(shareId: String, senderDID: String, signPubKey: [UInt8], pubKey: [UInt8], timestamp: Int64,
-                level: DisclosureLevel, cardFields: [String: FieldValue], payloadSignature: [UInt8] = []) {
+    public init(shareId: String, senderDID: String, signPubKey: Ed25519.PublicKey, pubKey: X25519.PublicKey, timestamp: Int64,
+                level: DisclosureLevel, cardFields: [FieldName: FieldValue], payloadSignature: Ed25519.Signature) {
         self.shareId = shareId
         self.senderDID = senderDID
         self.signPubKey = signPubKey
@@ -83,39 +85,28 @@ public struct ProximityPayload: Equatable, Sendable {
         self.payloadSignature = payloadSignature
     }
 
-    /// Builds the unsigned payload for the values a card discloses.
-    public init(disclosed: [FieldName: [String]], level: DisclosureLevel, shareId: String, signPubKey: [UInt8],
-                pubKey: [UInt8], timestamp: Int64) {
-        var fields: [String: FieldValue] = [:]
-        for (name, values) in disclosed {
-            fields[name.rawValue] = name.isMultiValued ? .multiple(values) : .single(values[0])
-        }
-        self.init(shareId: shareId, senderDID: DIDKey.did(forEd25519: signPubKey), signPubKey: signPubKey,
-                  pubKey: pubKey, timestamp: timestamp, level: level, cardFields: fields)
-    }
-
     /// The payload as a JSON object; without `payloadSignature` when `signed` is false.
     public func jsonValue(signed: Bool = true) -> JSONValue {
         var obj: [String: JSONValue] = [
             "version": .number(Double(Self.currentVersion)),
             "shareId": .string(shareId),
             "senderDID": .string(senderDID),
-            "signPubKey": .string(Base64URL.encode(signPubKey)),
-            "pubKey": .string(Base64URL.encode(pubKey)),
+            "signPubKey": .string(Base64URL.encode(signPubKey.rawRepresentation)),
+            "pubKey": .string(Base64URL.encode(pubKey.rawRepresentation)),
             "timestamp": .number(Double(timestamp)),
             "level": .string(level.rawValue),
-            "cardFields": .object(cardFields.mapValues { v in
+            "cardFields": .object(Dictionary(uniqueKeysWithValues: cardFields.map { name, v in
                 switch v {
-                case .single(let s): .string(s)
-                case .multiple(let a): .array(a.map { .string($0) })
+                case .single(let s): (name.rawValue, JSONValue.string(s))
+                case .multiple(let a): (name.rawValue, JSONValue.array(a.map { .string($0) }))
                 }
-            }),
+            })),
         ]
-        if signed { obj["payloadSignature"] = .string(Base64URL.encode(payloadSignature)) }
+        if signed { obj["payloadSignature"] = .string(Base64URL.encode(payloadSignature.rawRepresentation)) }
         return .object(obj)
     }
 
-    /// The exact bytes the signature covers.
+    /// The exact bytes the signature covers (one JCS run: compute it once per payload).
     public var signingInput: [UInt8] {
         Array(Self.signatureDomain.utf8) + [0] + JCS.canonicalize(jsonValue(signed: false))
     }
@@ -123,16 +114,12 @@ public struct ProximityPayload: Equatable, Sendable {
     /// The signed payload as canonical (JCS) JSON, the form meishi writes.
     public var canonicalJSON: [UInt8] { JCS.canonicalize(jsonValue()) }
 
-    /// The DID's values, ordered standard fields first then custom ones.
-    public var orderedFields: [(name: String, values: [String])] {
-        cardFields.map { (name: $0.key, values: $0.value.values) }.sorted {
-            let a = (try? FieldName($0.name)), b = (try? FieldName($1.name))
-            if let a, let b { return a < b }
-            return $0.name < $1.name
-        }
+    /// The fields in display order (standard fields first, then custom ones).
+    public var orderedFields: [(name: FieldName, values: [String])] {
+        cardFields.keys.sorted().map { (name: $0, values: cardFields[$0]!.values) }
     }
 
-    public var displayName: String? { cardFields["name"]?.values.first }
+    public var displayName: String? { cardFields[.name]?.values.first }
 
     /// Parses and checks the shape of a payload (size, JSON, version, members, limits).
     /// It does not check the signature or the DID: a verifier does that next.
@@ -164,13 +151,16 @@ public struct ProximityPayload: Equatable, Sendable {
         }
 
         let shareId = try string("shareId")
-        guard isUUIDv4(shareId) else { throw .malformed("\"shareId\" is not a lowercase UUID v4") }
+        guard ShareID.isValid(shareId) else { throw .malformed("\"shareId\" is not a lowercase UUID v4") }
         let did = try string("senderDID")
         guard did.hasPrefix("did:key:z6Mk"), did.utf8.count <= 64, DIDKey.ed25519PublicKey(from: did) != nil else {
             throw .malformed("\"senderDID\" is not an Ed25519 did:key")
         }
-        let signPubKey = try bytes("signPubKey", count: 32)
-        let pubKey = try bytes("pubKey", count: 32)
+        let signKeyBytes = try bytes("signPubKey", count: Ed25519.PublicKey.byteCount)
+        let boxKeyBytes = try bytes("pubKey", count: X25519.PublicKey.byteCount)
+        // The lengths were just checked, so these cannot fail.
+        let signPubKey = try! Ed25519.PublicKey(rawRepresentation: signKeyBytes)
+        let pubKey = try! X25519.PublicKey(rawRepresentation: boxKeyBytes)
         guard case .number(let ts)? = json["timestamp"] else { throw .malformed("\"timestamp\" is missing or not a number") }
         guard ts >= 0, ts <= 9_007_199_254_740_991, ts.rounded(.towardZero) == ts else {
             throw .malformed("\"timestamp\" is not a non-negative integer")
@@ -179,7 +169,7 @@ public struct ProximityPayload: Equatable, Sendable {
             throw .malformed("\"level\" must be public, professional or personal")
         }
         guard case .object(let rawFields)? = json["cardFields"] else { throw .malformed("\"cardFields\" is missing or not an object") }
-        var fields: [String: FieldValue] = [:]
+        var fields: [FieldName: FieldValue] = [:]
         var valueCount = 0
         for (key, value) in rawFields {
             let name: FieldName
@@ -188,14 +178,14 @@ public struct ProximityPayload: Equatable, Sendable {
             switch (value, name.isMultiValued) {
             case (.string(let s), false):
                 values = [s]
-                fields[key] = .single(s)
+                fields[name] = .single(s)
             case (.array(let items), true):
                 for item in items {
                     guard case .string(let s) = item else { throw .malformed("\"\(key)\" holds a value that is not a string") }
                     values.append(s)
                 }
                 guard !values.isEmpty else { throw .malformed("\"\(key)\" is an empty array") }
-                fields[key] = .multiple(values)
+                fields[name] = .multiple(values)
             case (_, true): throw .malformed("\"\(key)\" must be an array of strings")
             case (_, false): throw .malformed("\"\(key)\" must be a string")
             }
@@ -205,19 +195,9 @@ public struct ProximityPayload: Equatable, Sendable {
             valueCount += values.count
         }
         guard valueCount <= Card.maximumValueCount else { throw .malformed("more than \(Card.maximumValueCount) values") }
-        let signature = try bytes("payloadSignature", count: 64)
+        let signatureBytes = try bytes("payloadSignature", count: Ed25519.Signature.byteCount)
+        let signature = try! Ed25519.Signature(rawRepresentation: signatureBytes)
         return ProximityPayload(shareId: shareId, senderDID: did, signPubKey: signPubKey, pubKey: pubKey,
                                 timestamp: Int64(ts), level: level, cardFields: fields, payloadSignature: signature)
-    }
-
-    /// True for a lowercase RFC 9562 version-4 UUID.
-    public static func isUUIDv4(_ s: String) -> Bool {
-        let c = Array(s.utf8)
-        guard c.count == 36 else { return false }
-        for (n, ch) in c.enumerated() {
-            if [8, 13, 18, 23].contains(n) { if ch != UInt8(ascii: "-") { return false }; continue }
-            guard (0x30...0x39).contains(ch) || (0x61...0x66).contains(ch) else { return false }
-        }
-        return c[14] == UInt8(ascii: "4") && [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(c[19])
     }
 }

@@ -7,16 +7,19 @@ public enum BLAKE2b {
         Sodium.ensureReady()
         precondition((16...64).contains(length))
         precondition(key == nil || (16...64).contains(key!.count))
-        return SecureBytes(count: length) { out in
+        var rc: Int32 = -1
+        let out = SecureBytes(count: length) { out in
             if let key {
                 key.withUnsafeBytes { k in
-                    _ = crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, message, UInt64(message.count),
-                                           k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
+                    rc = crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, message, UInt64(message.count),
+                                            k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count)
                 }
             } else {
-                _ = crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, message, UInt64(message.count), nil, 0)
+                rc = crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, message, UInt64(message.count), nil, 0)
             }
         }
+        precondition(rc == 0, "crypto_generichash failed")
+        return out
     }
 
     /// Subkey `id` of a 32-byte master key for an 8-character `context` (libsodium crypto_kdf).
@@ -24,15 +27,18 @@ public enum BLAKE2b {
         Sodium.ensureReady()
         let ctx = Array(context.utf8)
         precondition(ctx.count == 8 && master.count == 32 && (16...64).contains(length))
-        return SecureBytes(count: length) { out in
+        var rc: Int32 = -1
+        let out = SecureBytes(count: length) { out in
             master.withUnsafeBytes { m in
                 ctx.withUnsafeBufferPointer { c in
                     c.baseAddress!.withMemoryRebound(to: CChar.self, capacity: 8) { cp in
-                        _ = crypto_kdf_derive_from_key(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, id, cp,
-                                                       m.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                        rc = crypto_kdf_derive_from_key(out.baseAddress!.assumingMemoryBound(to: UInt8.self), length, id, cp,
+                                                        m.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     }
                 }
             }
         }
+        precondition(rc == 0, "crypto_kdf_derive_from_key failed")
+        return out
     }
 }

@@ -78,12 +78,14 @@ public enum Ed25519 {
             }
             Sodium.ensureReady()
             var pk = [UInt8](repeating: 0, count: PublicKey.byteCount)
+            var rc: Int32 = -1
             expanded = SecureBytes(count: Int(crypto_sign_SECRETKEYBYTES)) { sk in
                 seed.withUnsafeBytes { s in
-                    _ = crypto_sign_seed_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                 s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    rc = crypto_sign_seed_keypair(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                  s.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
+            precondition(rc == 0, "crypto_sign_seed_keypair failed")
             self.seed = seed
             publicKey = PublicKey(unchecked: pk)
         }
@@ -92,12 +94,13 @@ public enum Ed25519 {
         public func signature<M: Collection>(for message: M) -> Signature where M.Element == UInt8 {
             let msg = Array(message)
             var sig = [UInt8](repeating: 0, count: Signature.byteCount)
-            expanded.withUnsafeBytes { sk in
+            let rc = expanded.withUnsafeBytes { sk in
                 msg.withUnsafeBufferPointer { m in
-                    _ = crypto_sign_detached(&sig, nil, m.baseAddress, UInt64(m.count),
-                                             sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    crypto_sign_detached(&sig, nil, m.baseAddress, UInt64(m.count),
+                                         sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
+            precondition(rc == 0, "crypto_sign_detached failed")
             return try! Signature(rawRepresentation: sig)
         }
     }

@@ -12,12 +12,13 @@ public enum XChaCha20Poly1305 {
         precondition(key.count == keyByteCount && nonce.count == nonceByteCount)
         var out = [UInt8](repeating: 0, count: plaintext.count + tagByteCount)
         var outLen: UInt64 = 0
-        key.withUnsafeBytes { k in
-            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+        let rc = key.withUnsafeBytes { k in
+            crypto_aead_xchacha20poly1305_ietf_encrypt(
                 &out, &outLen, plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
                 associatedData, UInt64(associatedData.count), nil, nonce,
                 k.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
+        precondition(rc == 0 && Int(outLen) == out.count, "crypto_aead_xchacha20poly1305_ietf_encrypt failed")
         return out
     }
 
@@ -67,8 +68,16 @@ public enum PassphraseProtection {
             return Limits(operations: UInt64(crypto_pwhash_opslimit_interactive()),
                           memoryBytes: Int(crypto_pwhash_memlimit_interactive()))
         }
-        /// Limits a stored file may ask for; larger ones are refused rather than run.
+        /// Limits a stored file may ask for; larger ones are refused rather than run
+        /// (docs/PROTOCOL.md, "Identity files": at most 16 passes and 1 GiB).
         public static let maximum = Limits(operations: 16, memoryBytes: 1 << 30)
+
+        /// Whether a stored file's limits are within `maximum` and libsodium's minimums.
+        public var isAcceptable: Bool {
+            Sodium.ensureReady()
+            return operations >= UInt64(crypto_pwhash_opslimit_min()) && operations <= Self.maximum.operations
+                && memoryBytes >= Int(crypto_pwhash_memlimit_min()) && memoryBytes <= Self.maximum.memoryBytes
+        }
     }
 
     /// Everything needed to decrypt, apart from the passphrase.
@@ -109,10 +118,7 @@ public enum PassphraseProtection {
         guard salt.count == saltByteCount else {
             throw .invalidLength(what: "salt", expected: saltByteCount, actual: salt.count)
         }
-        guard limits.operations >= UInt64(crypto_pwhash_opslimit_min()),
-              limits.operations <= Limits.maximum.operations,
-              limits.memoryBytes >= Int(crypto_pwhash_memlimit_min()),
-              limits.memoryBytes <= Limits.maximum.memoryBytes else { throw .keyDerivationFailed }
+        guard limits.isAcceptable else { throw .keyDerivationFailed }
         var failed = false
         let key = SecureBytes(count: XChaCha20Poly1305.keyByteCount) { k in
             passphrase.withUnsafeBytes { pw in

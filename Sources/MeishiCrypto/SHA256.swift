@@ -9,11 +9,12 @@ public enum SHA256 {
         Sodium.ensureReady()
         var out = [UInt8](repeating: 0, count: byteCount)
         let input = Array(data)
-        input.withUnsafeBufferPointer { inp in
+        let rc = input.withUnsafeBufferPointer { inp in
             out.withUnsafeMutableBufferPointer { o in
-                _ = crypto_hash_sha256(o.baseAddress!, inp.baseAddress, UInt64(inp.count))
+                crypto_hash_sha256(o.baseAddress!, inp.baseAddress, UInt64(inp.count))
             }
         }
+        precondition(rc == 0, "crypto_hash_sha256 failed")
         return out
     }
 }

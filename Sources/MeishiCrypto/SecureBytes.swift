@@ -44,6 +44,27 @@ public final class SecureBytes: @unchecked Sendable, Equatable {
         }
     }
 
+    /// The bytes of `parts` one after another, copied from guarded memory to guarded memory.
+    public convenience init(concatenating parts: [SecureBytes]) {
+        self.init(count: parts.reduce(0) { $0 + $1.count }) { out in
+            var offset = 0
+            for part in parts {
+                part.withUnsafeBytes { src in
+                    if let base = src.baseAddress { (out.baseAddress! + offset).copyMemory(from: base, byteCount: src.count) }
+                }
+                offset += part.count
+            }
+        }
+    }
+
+    /// The bytes in `range`, copied into new guarded memory without passing through an array.
+    public func subrange(_ range: Range<Int>) -> SecureBytes {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
+        return SecureBytes(count: range.count) { out in
+            if range.count > 0 { out.baseAddress!.copyMemory(from: pointer + range.lowerBound, byteCount: range.count) }
+        }
+    }
+
     deinit { sodium_free(pointer) }
 
     /// Gives `body` read access to the secret bytes; do not let the pointer escape.
@@ -63,9 +84,25 @@ public final class SecureBytes: @unchecked Sendable, Equatable {
 }
 
 /// Overwrites `bytes` with zeros in a way the optimiser cannot remove.
+///
+/// It wipes the buffer `bytes` holds only when no other array shares it: an array copied
+/// before (`var copy = bytes`) would be duplicated by this mutation and the original kept. Call it
+/// on the variable that owns the secret.
 public func wipe(_ bytes: inout [UInt8]) {
     Sodium.ensureReady()
     bytes.withUnsafeMutableBytes { buf in
         if let base = buf.baseAddress { sodium_memzero(base, buf.count) }
     }
+}
+
+/// Overwrites the UTF-8 storage of `text` (base64 of a secret, say) with zeros, then empties it.
+///
+/// Unlike arrays this zeroes storage that copies of the string share: that is the point, since a
+/// JSON value or a parser may still hold the same text.
+public func wipe(_ text: inout String) {
+    Sodium.ensureReady()
+    text.withUTF8 { buf in
+        if let base = buf.baseAddress { sodium_memzero(UnsafeMutableRawPointer(mutating: base), buf.count) }
+    }
+    text = ""
 }

@@ -33,9 +33,11 @@ public enum X25519 {
             }
             Sodium.ensureReady()
             var pk = [UInt8](repeating: 0, count: PublicKey.byteCount)
-            rawRepresentation.withUnsafeBytes { sk in
-                _ = crypto_scalarmult_base(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            let rc = rawRepresentation.withUnsafeBytes { sk in
+                crypto_scalarmult_base(&pk, sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
+            // Only an all-zero result fails, which a clamped scalar cannot give.
+            precondition(rc == 0, "crypto_scalarmult_base failed")
             self.rawRepresentation = rawRepresentation
             publicKey = try PublicKey(rawRepresentation: pk)
         }
@@ -63,14 +65,17 @@ public enum X25519 {
 public enum SealedBox {
     public static var overhead: Int { Sodium.ensureReady(); return Int(crypto_box_sealbytes()) }
 
-    public static func seal<M: Collection>(_ message: M, to recipient: X25519.PublicKey) -> [UInt8]
+    /// Seals `message` to `recipient`; refuses a recipient key that gives no shared secret
+    /// (a low-order point), for which libsodium returns an error and no ciphertext.
+    public static func seal<M: Collection>(_ message: M, to recipient: X25519.PublicKey) throws(CryptoError) -> [UInt8]
     where M.Element == UInt8 {
         Sodium.ensureReady()
         let msg = Array(message)
         var out = [UInt8](repeating: 0, count: msg.count + overhead)
-        msg.withUnsafeBufferPointer { m in
-            _ = crypto_box_seal(&out, m.baseAddress, UInt64(m.count), recipient.rawRepresentation)
+        let rc = msg.withUnsafeBufferPointer { m in
+            crypto_box_seal(&out, m.baseAddress, UInt64(m.count), recipient.rawRepresentation)
         }
+        guard rc == 0 else { throw .invalidPublicKey }
         return out
     }
 

@@ -10,21 +10,18 @@ public struct ContactsService: Sendable {
     public init(home: Home) { self.home = home }
 
     /// Opens the store, creating the home and the database when missing.
-    public func open() throws(MeishiFailure) -> ContactStore {
+    public func open() throws(MeishiError) -> ContactStore {
         try home.ensureExists()
-        do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw MeishiFailure(error) }
+        do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw .store(error) }
     }
 
     /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.
-    public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Date,
-                    in store: ContactStore? = nil) throws(MeishiFailure) -> StoreOutcome {
-        if let me = try? IdentityStore(home: home).loadPublic(), me.did == card.payload.senderDID {
-            throw MeishiFailure("that is your own card", status: .dataError)
-        }
-        let contact = Contact(payload: card.payload, trust: trust, source: source,
-                              seen: Int64(now.timeIntervalSince1970), rawPayload: card.raw)
+    public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Int64,
+                    in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {
+        if let me = try? IdentityStore(home: home).loadPublic(), me.did == card.payload.senderDID { throw .ownCard }
+        let contact = Contact(card: card, trust: trust, source: source, seen: now)
         let target: ContactStore
         if let store { target = store } else { target = try open() }
-        do { return try target.store(contact) } catch { throw MeishiFailure(error) }
+        do { return try target.store(contact) } catch { throw .store(error) }
     }
 }

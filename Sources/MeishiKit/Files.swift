@@ -1,38 +1,38 @@
 import Foundation
+import MeishiCrypto
 
 /// File operations with the modes and atomicity meishi promises: files in the home are 0600,
 /// written to a temporary name and renamed, so a failure never leaves half a file.
 public enum SecureFile {
     /// Writes `data` to `path` atomically with mode `mode`.
-    public static func write(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(MeishiFailure) {
+    public static func write(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(MeishiError) {
+        if isDirectory(path) { throw .cannotWrite(path: path, reason: "it is a directory") }
         let tmp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw failure("cannot write \(path)") }
-        var ok = writeAll(fd, data) && fsync(fd) == 0
-        ok = (fchmod(fd, mode) == 0) && ok
+        guard fd >= 0 else { throw .cannotWrite(path: path, reason: lastError()) }
+        var reason: String?
+        if !writeAll(fd, data) || fsync(fd) != 0 || fchmod(fd, mode) != 0 { reason = lastError() }
         close(fd)
-        guard ok, rename(tmp, path) == 0 else {
-            let f = failure("cannot write \(path)")
+        if reason == nil, rename(tmp, path) != 0 { reason = lastError() }
+        if let reason {
             unlink(tmp)
-            throw f
+            throw .cannotWrite(path: path, reason: reason)
         }
     }
 
     /// Creates `path` with `data`, failing if it already exists (O_EXCL), mode 0600.
-    public static func create(_ data: [UInt8], at path: String) throws(MeishiFailure) {
+    public static func create(_ data: [UInt8], at path: String) throws(MeishiError) {
         let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            if errno == EEXIST {
-                throw MeishiFailure("\(path) already exists", status: .failure)
-            }
-            throw failure("cannot create \(path)")
+            if errno == EEXIST { throw .alreadyExists(path: path) }
+            throw .cannotWrite(path: path, reason: lastError())
         }
-        let ok = writeAll(fd, data) && fsync(fd) == 0
+        var reason: String?
+        if !writeAll(fd, data) || fsync(fd) != 0 { reason = lastError() }
         close(fd)
-        guard ok else {
-            let f = failure("cannot write \(path)")
+        if let reason {
             unlink(path)
-            throw f
+            throw .cannotWrite(path: path, reason: reason)
         }
     }
 
@@ -48,30 +48,30 @@ public enum SecureFile {
 
     /// Reads at most `limit + 1` bytes of `path` ("-" is standard input), so a caller can tell
     /// an oversized input without reading all of it.
-    public static func read(_ path: String, limit: Int) throws(MeishiFailure) -> [UInt8] {
+    public static func read(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
         let fd: Int32
         if path == "-" {
             fd = dup(STDIN_FILENO)
         } else {
             var st = stat()
             guard stat(path, &st) == 0 else {
-                throw MeishiFailure("cannot read \(path): \(String(cString: strerror(errno)))",
-                                    hint: errno == ENOENT ? "check the path" : nil, status: .noInput)
+                let missing = errno == ENOENT
+                throw .cannotRead(path: path, reason: lastError(), missing: missing)
             }
-            guard (st.st_mode & S_IFMT) != S_IFDIR else {
-                throw MeishiFailure("cannot read \(path): it is a directory", status: .noInput)
-            }
+            guard (st.st_mode & S_IFMT) != S_IFDIR else { throw .isDirectory(path: path) }
             fd = open(path, O_RDONLY | O_CLOEXEC)
         }
-        guard fd >= 0 else {
-            throw MeishiFailure("cannot read \(path): \(String(cString: strerror(errno)))", status: .noInput)
-        }
+        guard fd >= 0 else { throw .cannotRead(path: path, reason: lastError(), missing: false) }
         defer { close(fd) }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
+        defer { wipe(&buffer) }
         while out.count <= limit {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min($0.count, limit + 1 - out.count)) }
-            if n < 0 { if errno == EINTR { continue }; throw failure("cannot read \(path)", status: .noInput) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .cannotRead(path: path, reason: lastError(), missing: false)
+            }
             if n == 0 { break }
             out.append(contentsOf: buffer[0..<n])
         }
@@ -89,7 +89,11 @@ public enum SecureFile {
         access(path, F_OK) == 0
     }
 
-    static func failure(_ what: String, status: ExitStatus = .failure) -> MeishiFailure {
-        MeishiFailure("\(what): \(String(cString: strerror(errno)))", status: status)
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
+
+    /// `strerror(errno)`: call it right after the failing call, before anything that may set errno.
+    static func lastError() -> String { String(cString: strerror(errno)) }
 }

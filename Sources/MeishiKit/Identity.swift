@@ -8,20 +8,8 @@ public struct PublicIdentity: Equatable, Sendable {
     public let signPublicKey: Ed25519.PublicKey
     public let boxPublicKey: X25519.PublicKey
 
-    /// The fingerprint people read aloud to each other: 30 digits in six groups of five,
-    /// from SHA-256("meishi-fingerprint-v1" || 0x00 || Ed25519 public key) (docs/PROTOCOL.md).
-    public var fingerprint: String {
-        Self.fingerprint(of: signPublicKey.rawRepresentation)
-    }
-
-    public static func fingerprint(of signKey: [UInt8]) -> String {
-        let digest = SHA256.hash(Array("meishi-fingerprint-v1".utf8) + [0] + signKey)
-        return (0..<6).map { group in
-            let chunk = digest[group * 5..<group * 5 + 5].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let digits = String(chunk % 100_000)
-            return String(repeating: "0", count: 5 - digits.count) + digits
-        }.joined(separator: " ")
-    }
+    /// The fingerprint people read aloud to each other (docs/PROTOCOL.md).
+    public var fingerprint: String { signPublicKey.fingerprint }
 }
 
 /// A loaded identity: the Ed25519 signing key and the X25519 key for sealed messages.
@@ -33,84 +21,93 @@ public final class Identity: Sendable {
     public init(signingKey: Ed25519.SigningKey, boxKey: X25519.SecretKey) {
         self.signingKey = signingKey
         self.boxKey = boxKey
-        publicIdentity = PublicIdentity(did: DIDKey.did(forEd25519: signingKey.publicKey.rawRepresentation),
+        publicIdentity = PublicIdentity(did: DIDKey.did(for: signingKey.publicKey),
                                         signPublicKey: signingKey.publicKey, boxPublicKey: boxKey.publicKey)
     }
 
     public var did: String { publicIdentity.did }
 }
 
-/// Where a passphrase comes from when one is needed.
+/// Where a passphrase comes from when one is needed (the environment or a terminal: the front
+/// end decides).
 public protocol PassphraseSource: Sendable {
-    /// The passphrase to unlock an existing key, or nil when none can be had.
-    func passphrase(prompt: String) -> SecureBytes?
+    /// The passphrase to unlock the key at `path`, or nil when none can be had.
+    func passphrase(forKeyAt path: String) -> SecureBytes?
     /// A new passphrase (asked twice on a terminal), or nil when none can be had.
-    func newPassphrase() throws(MeishiFailure) -> SecureBytes?
+    func newPassphrase() throws(MeishiError) -> SecureBytes?
 }
 
 /// Reads and writes the identity files in a home (docs/PROTOCOL.md, "Identity files").
 public struct IdentityStore: Sendable {
     public static let format = "meishi-identity-v1"
+    /// Bytes of the secret: the Ed25519 seed then the X25519 secret key.
+    static let secretByteCount = Ed25519.SigningKey.seedByteCount + X25519.SecretKey.byteCount
     public let home: Home
 
     public init(home: Home) { self.home = home }
 
-    public var exists: Bool { SecureFile.exists(home.secretKeyPath) }
+    /// Whether the home holds an identity (either of its files).
+    public var exists: Bool { SecureFile.exists(home.secretKeyPath) || SecureFile.exists(home.publicIdentityPath) }
+
+    /// Refuses when an identity exists: `init` checks this before it asks for a passphrase.
+    public func refuseExisting() throws(MeishiError) {
+        if exists { throw .identityExists(home: home.path) }
+    }
 
     /// Creates a new identity. Refuses to replace one unless `force`, which first renames the
     /// old files to `*.bak-<unix time>` and returns the backup path.
-    public func create(passphrase: SecureBytes?, force: Bool, now: Date,
-                       limits: PassphraseProtection.Limits = .moderate) throws(MeishiFailure) -> (Identity, backup: String?) {
+    public func create(passphrase: SecureBytes?, force: Bool, now: Int64,
+                       limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
         try home.ensureExists()
         var backup: String?
-        if exists || SecureFile.exists(home.publicIdentityPath) {
-            guard force else {
-                throw MeishiFailure("an identity already exists in \(home.path)",
-                                    hint: "use 'meishi init --force' to replace it (the old key is kept as a backup)",
-                                    status: .failure)
-            }
-            let suffix = ".bak-\(Int64(now.timeIntervalSince1970))"
+        if exists {
+            guard force else { throw .identityExists(home: home.path) }
+            let suffix = ".bak-\(now)"
             for p in [home.secretKeyPath, home.publicIdentityPath] where SecureFile.exists(p) {
-                guard !SecureFile.exists(p + suffix), rename(p, p + suffix) == 0 else {
-                    throw MeishiFailure("cannot back up \(p): \(String(cString: strerror(errno)))")
-                }
+                if SecureFile.exists(p + suffix) { throw .cannotBackUp(path: p, reason: "\(p + suffix) already exists") }
+                guard rename(p, p + suffix) == 0 else { throw .cannotBackUp(path: p, reason: SecureFile.lastError()) }
             }
             backup = home.secretKeyPath + suffix
         }
         let identity = Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey())
-        var secret = identity.signingKey.seed.exposedBytes() + identity.boxKey.rawRepresentation.exposedBytes()
-        defer { wipe(&secret) }
+        let secret = SecureBytes(concatenating: [identity.signingKey.seed, identity.boxKey.rawRepresentation])
         var members: [String: JSONValue] = [
             "format": .string(Self.format),
             "did": .string(identity.did),
         ]
+        var secretText: String
         if let passphrase {
             let sealed: PassphraseProtection.Sealed
             do {
-                sealed = try PassphraseProtection.seal(SecureBytes(copying: secret), passphrase: passphrase,
-                                                       associatedData: associatedData(did: identity.did), limits: limits)
+                sealed = try PassphraseProtection.seal(secret, passphrase: passphrase, associatedData: associatedData(did: identity.did),
+                                                       limits: limits)
             } catch {
-                throw MeishiFailure("cannot encrypt the key: \(error)")
+                throw .cannotEncrypt(error)
             }
             members["protection"] = .string("argon2id-xchacha20poly1305")
             members["opslimit"] = .number(Double(sealed.limits.operations))
             members["memlimit"] = .number(Double(sealed.limits.memoryBytes))
             members["salt"] = .string(Base64URL.encode(sealed.salt))
             members["nonce"] = .string(Base64URL.encode(sealed.nonce))
-            members["secret"] = .string(Base64URL.encode(sealed.ciphertext))
+            secretText = Base64URL.encode(sealed.ciphertext)
         } else {
             members["protection"] = .string("none")
-            members["secret"] = .string(Base64URL.encode(secret))
+            secretText = secret.withUnsafeBytes { Base64URL.encode($0) }
         }
+        members["secret"] = .string(secretText)
         var keyFile = JCS.canonicalize(.object(members)) + [0x0A]
-        defer { wipe(&keyFile) }
+        members = [:]
+        defer {
+            wipe(&keyFile)
+            wipe(&secretText)
+        }
         try SecureFile.create(keyFile, at: home.secretKeyPath)
         let pub: [String: JSONValue] = [
             "format": .string(Self.format),
             "did": .string(identity.did),
             "signPubKey": .string(Base64URL.encode(identity.signingKey.publicKey.rawRepresentation)),
             "pubKey": .string(Base64URL.encode(identity.boxKey.publicKey.rawRepresentation)),
-            "created": .number(Double(Int64(now.timeIntervalSince1970))),
+            "created": .number(Double(now)),
         ]
         try SecureFile.write(JCS.canonicalize(.object(pub)) + [0x0A], to: home.publicIdentityPath)
         return (identity, backup)
@@ -120,13 +117,9 @@ public struct IdentityStore: Sendable {
         Array(Self.format.utf8) + [0] + Array(did.utf8)
     }
 
-    private func missing() -> MeishiFailure {
-        MeishiFailure("no identity in \(home.path)", hint: "run 'meishi init' first (or pass --home DIR)", status: .noInput)
-    }
-
     /// The public identity, read without touching the secret key.
-    public func loadPublic() throws(MeishiFailure) -> PublicIdentity {
-        guard SecureFile.exists(home.publicIdentityPath) else { throw missing() }
+    public func loadPublic() throws(MeishiError) -> PublicIdentity {
+        guard SecureFile.exists(home.publicIdentityPath) else { throw .noIdentity(home: home.path) }
         let bytes = try SecureFile.read(home.publicIdentityPath, limit: 4096)
         guard let json = try? StrictJSONParser.parse(bytes),
               case .string(let did)? = json["did"],
@@ -134,76 +127,71 @@ public struct IdentityStore: Sendable {
               case .string(let pk)? = json["pubKey"], let pkBytes = Base64URL.decode(pk),
               let signKey = try? Ed25519.PublicKey(rawRepresentation: spkBytes),
               let boxKey = try? X25519.PublicKey(rawRepresentation: pkBytes),
-              DIDKey.did(forEd25519: spkBytes) == did
-        else {
-            throw MeishiFailure("\(home.publicIdentityPath) is damaged", hint: "restore it from a backup or run 'meishi init --force'",
-                                status: .dataError)
-        }
+              DIDKey.did(for: signKey) == did
+        else { throw .identityDamaged(path: home.publicIdentityPath) }
         return PublicIdentity(did: did, signPublicKey: signKey, boxPublicKey: boxKey)
     }
 
     /// Whether the secret key is encrypted under a passphrase.
-    public func isEncrypted() throws(MeishiFailure) -> Bool {
-        let json = try readKeyFile()
+    public func isEncrypted() throws(MeishiError) -> Bool {
+        var bytes = try readKeyFile()
+        defer { wipe(&bytes) }
+        guard let json = try? StrictJSONParser.parse(bytes), json["format"] == .string(Self.format) else { throw damaged() }
         return json["protection"] != .string("none")
     }
 
-    private func readKeyFile() throws(MeishiFailure) -> JSONValue {
+    /// The key file's bytes; refuses a file readable by group or others, like ssh.
+    private func readKeyFile() throws(MeishiError) -> [UInt8] {
         let path = home.secretKeyPath
-        guard let mode = SecureFile.mode(of: path) else { throw missing() }
-        guard mode & 0o077 == 0 else {
-            throw MeishiFailure(
-                "secret key \(path) is accessible by others (mode \(String(mode, radix: 8)))",
-                hint: "chmod 600 \(path)", status: .permission)
-        }
-        let bytes = try SecureFile.read(path, limit: 4096)
-        guard let json = try? StrictJSONParser.parse(bytes), json["format"] == .string(Self.format) else {
-            throw damaged()
-        }
-        return json
+        guard let mode = SecureFile.mode(of: path) else { throw .noIdentity(home: home.path) }
+        guard mode & 0o077 == 0 else { throw .keyExposed(path: path, mode: UInt32(mode)) }
+        return try SecureFile.read(path, limit: 4096)
     }
 
-    private func damaged() -> MeishiFailure {
-        MeishiFailure("secret key \(home.secretKeyPath) is damaged or not a meishi key", status: .dataError)
-    }
+    private func damaged() -> MeishiError { .identityDamaged(path: home.secretKeyPath) }
 
-    /// Loads the secret key, asking `passphrases` when it is encrypted.
-    /// Refuses a key file readable by group or others, like ssh.
-    public func load(passphrases: PassphraseSource) throws(MeishiFailure) -> Identity {
-        let json = try readKeyFile()
-        guard case .string(let did)? = json["did"], case .string(let secretText)? = json["secret"],
-              let secretBytes = Base64URL.decode(secretText) else { throw damaged() }
+    /// Loads the secret key, asking `passphrases` when it is encrypted. Every buffer that held the
+    /// secret, its base64 text or the file is wiped before this returns.
+    public func load(passphrases: PassphraseSource) throws(MeishiError) -> Identity {
+        var file = try readKeyFile()
+        defer { wipe(&file) }
+        guard var json = try? StrictJSONParser.parse(file), json["format"] == .string(Self.format),
+              case .string(let did)? = json["did"], case .string(var secretText)? = json["secret"] else { throw damaged() }
+        let protection = json["protection"]
+        let limitsAndNonce = (json["opslimit"], json["memlimit"], json["salt"], json["nonce"])
+        json = .null
+        var secretBytes = Base64URL.decode(secretText) ?? []
+        wipe(&secretText)
+        defer { wipe(&secretBytes) }
+        guard !secretBytes.isEmpty else { throw damaged() }
         let secret: SecureBytes
-        switch json["protection"] {
+        switch protection {
         case .string("none")?:
             secret = SecureBytes(copying: secretBytes)
         case .string("argon2id-xchacha20poly1305")?:
-            guard case .number(let ops)? = json["opslimit"], case .number(let mem)? = json["memlimit"],
-                  case .string(let saltText)? = json["salt"], let salt = Base64URL.decode(saltText),
-                  case .string(let nonceText)? = json["nonce"], let nonce = Base64URL.decode(nonceText),
-                  ops >= 1, ops <= 64, mem >= 1, mem <= Double(1 << 31) else { throw damaged() }
-            guard let passphrase = passphrases.passphrase(prompt: "passphrase for \(home.secretKeyPath): ") else {
-                throw MeishiFailure("the secret key is encrypted and no passphrase was given",
-                                    hint: "set MEISHI_PASSPHRASE or run meishi on a terminal", status: .permission)
+            guard case (.number(let ops)?, .number(let mem)?, .string(let saltText)?, .string(let nonceText)?) = limitsAndNonce,
+                  let salt = Base64URL.decode(saltText), let nonce = Base64URL.decode(nonceText),
+                  ops >= 1, mem >= 1, ops <= Double(UInt32.max), mem <= Double(Int64(1) << 40) else { throw damaged() }
+            let limits = PassphraseProtection.Limits(operations: UInt64(ops), memoryBytes: Int(mem))
+            guard limits.isAcceptable else {
+                throw .keyLimitsTooHigh(path: home.secretKeyPath, operations: limits.operations, memoryBytes: limits.memoryBytes)
             }
-            let sealed = PassphraseProtection.Sealed(
-                limits: .init(operations: UInt64(ops), memoryBytes: Int(mem)), salt: salt, nonce: nonce, ciphertext: secretBytes)
+            guard let passphrase = passphrases.passphrase(forKeyAt: home.secretKeyPath) else { throw .passphraseNeeded }
+            let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: secretBytes)
             do {
                 secret = try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData(did: did))
             } catch .authenticationFailed {
-                throw MeishiFailure("wrong passphrase for \(home.secretKeyPath)", status: .permission)
+                throw .wrongPassphrase(path: home.secretKeyPath)
             } catch {
-                throw MeishiFailure("cannot decrypt \(home.secretKeyPath): \(error)", status: .permission)
+                throw .cannotDecrypt(path: home.secretKeyPath, error)
             }
         default:
             throw damaged()
         }
-        guard secret.count == 64 else { throw damaged() }
-        let bytes = secret.exposedBytes()
-        guard let sign = try? Ed25519.SigningKey(seed: SecureBytes(copying: bytes[0..<32])),
-              let box = try? X25519.SecretKey(rawRepresentation: SecureBytes(copying: bytes[32..<64])) else { throw damaged() }
-        var copy = bytes
-        wipe(&copy)
+        guard secret.count == Self.secretByteCount,
+              let sign = try? Ed25519.SigningKey(seed: secret.subrange(0..<Ed25519.SigningKey.seedByteCount)),
+              let box = try? X25519.SecretKey(rawRepresentation: secret.subrange(Ed25519.SigningKey.seedByteCount..<Self.secretByteCount))
+        else { throw damaged() }
         let identity = Identity(signingKey: sign, boxKey: box)
         guard identity.did == did else { throw damaged() }
         return identity

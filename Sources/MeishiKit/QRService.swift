@@ -35,42 +35,37 @@ public enum QRService {
 
     /// The QR text of a signed card, or of an unsigned vCard with `vcard`.
     public static func content(card: Card, level: DisclosureLevel, only: Set<FieldName>?, vcard: Bool,
-                               home: Home, passphrases: PassphraseSource, now: Date) throws(MeishiFailure) -> (text: String, mode: QREncoder.Mode) {
+                               home: Home, passphrases: PassphraseSource, now: Int64) throws(MeishiError) -> (text: String, mode: QREncoder.Mode) {
         let identities = IdentityStore(home: home)
         if vcard {
             let pub = try identities.loadPublic()
-            let disclosed = card.disclosed(at: level, only: only)
-            guard disclosed[.name] != nil else {
-                throw MeishiFailure("your name is not shared at level \(level.rawValue)", hint: "meishi card set name NAME", status: .dataError)
-            }
+            let disclosed = try CardService.share(card, level: level, only: only)
             let fields = disclosed.keys.sorted().map { (name: $0.rawValue, values: disclosed[$0]!) }
-            return (VCard.make(fields: fields, did: pub.did, timestamp: Int64(now.timeIntervalSince1970)), .utf8)
+            return (VCard.make(fields: fields, did: pub.did, timestamp: now), .utf8)
         }
         let identity = try identities.load(passphrases: passphrases)
-        let payload = try CardService.signedPayload(card: card, level: level, only: only, identity: identity, now: now)
-        return (CardQRText.encode(payload), .alphanumeric)
+        let signed = try CardService.sign(card, level: level, only: only, identity: identity, now: now)
+        return (CardQRText.encode(signed.payload), .alphanumeric)
     }
 
-    public static func matrix(_ text: String, mode: QREncoder.Mode, correction: QRErrorCorrection) throws(MeishiFailure) -> QRMatrix {
-        do { return try QREncoder.encode(text, mode: mode, correction: correction) } catch {
-            throw MeishiFailure(error)
-        }
+    public static func matrix(_ text: String, mode: QREncoder.Mode, correction: QRErrorCorrection) throws(MeishiError) -> QRMatrix {
+        do { return try QREncoder.encode(text, mode: mode, correction: correction) } catch { throw .qr(error) }
     }
 
     /// Decodes an image file's bytes and classifies every QR code in it.
-    public static func scan(_ bytes: [UInt8], now: Date) throws(MeishiFailure) -> [ScannedCode] {
+    public static func scan(_ bytes: [UInt8], verifier: CardVerifier) throws(MeishiError) -> [ScannedCode] {
         let image: GrayImage
-        do { image = try ImageDecoder.decode(bytes) } catch { throw MeishiFailure(error) }
+        do { image = try ImageDecoder.decode(bytes) } catch { throw .qr(error) }
         return QRScanner.scan(image).map { code in
             let text = TextDecoding.decode(code.bytes)
-            return ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, now: now))
+            return ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, verifier: verifier))
         }
     }
 
-    static func classify(_ text: String, now: Date) -> ScannedContent {
+    static func classify(_ text: String, verifier: CardVerifier) -> ScannedContent {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("MEISHI") || (trimmed.hasPrefix("{") && trimmed.contains("\"payloadSignature\"")) {
-            do { return .card(try CardService.verify(Array(trimmed.utf8), now: now)) } catch { return .invalidCard(error) }
+            do { return .card(try verifier.verify(Array(trimmed.utf8))) } catch { return .invalidCard(error) }
         }
         if let v = VCard.parse(text) { return .contact(v) }
         if let m = VCard.parseMECARD(trimmed) { return .contact(m) }
@@ -80,7 +75,7 @@ public enum QRService {
     /// Stores an unsigned contact (vCard or MECARD). Its key is `unsigned:` followed by the DID it
     /// claims, or by a hash of its name and first email or phone: an unsigned card never lands
     /// on a verified DID.
-    public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], home: Home, now: Date) throws(MeishiFailure) -> StoreOutcome {
+    public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {
         let key: String
         if let did = c.did {
             key = "unsigned:" + did
@@ -88,27 +83,10 @@ public enum QRService {
             let basis = [c.name ?? "", c.fields["email"]?.first ?? "", c.fields["phone"]?.first ?? ""].joined(separator: "\n")
             key = "unsigned:" + Hex.encode(SHA256.hash(Array(basis.lowercased().utf8)).prefix(16))
         }
-        let seen = Int64(now.timeIntervalSince1970)
-        let contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
-                              seen: seen, cardTimestamp: c.revision ?? seen, payload: Data(raw))
-        let store = try ContactsService(home: home).open()
-        do { return try store.store(contact) } catch { throw MeishiFailure(error) }
-    }
-}
-
-extension MeishiFailure {
-    /// An image or QR failure.
-    public init(_ e: QRError) {
-        switch e {
-        case .contentTooLarge(let n):
-            self.init("the card (\(n) characters) does not fit in a QR code at this error-correction level",
-                      hint: "share fewer fields with --fields, or use --ecc L", status: .dataError)
-        case .notAnImage: self.init("not an image meishi can read (PNG, JPEG, PGM or PPM)", status: .dataError)
-        case .tooManyPixels(let w, let h, let limit):
-            self.init("image is \(w)x\(h) pixels, more than the \(limit / 1_000_000)-megapixel limit", hint: "shrink the image first",
-                      status: .dataError)
-        case .corruptImage(let why): self.init("corrupt or truncated image: \(why)", status: .dataError)
-        case .encoderFailed(let why): self.init("QR encoding failed: \(why)", status: .failure)
-        }
+        var fields: [FieldName: [String]] = [:]
+        for (name, values) in c.fields { if let f = try? FieldName(name) { fields[f] = values } }
+        let contact = Contact(did: key, fields: fields, level: .public, trust: .unsigned, source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
+                              seen: now, cardTimestamp: c.revision ?? now, payload: Data(raw))
+        do { return try store.store(contact) } catch { throw .store(error) }
     }
 }

@@ -11,13 +11,13 @@ public final class ExchangeSession {
     public enum Role: Sendable { case dialer, listener }
 
     /// What the application must react to after a frame.
-    public enum Event: Equatable, Sendable {
+    public enum Event: Sendable {
         /// The handshake is complete: show this code and ask the person to compare it.
         case codeReady(String)
         /// The peer's person confirmed the code.
         case peerConfirmed
         /// The peer's card arrived and verified, bound to this session.
-        case cardReceived(ProximityPayload)
+        case cardReceived(VerifiedCard)
         /// The peer verified our card and will store it.
         case peerAcknowledged
     }
@@ -38,6 +38,8 @@ public final class ExchangeSession {
     }
 
     public let role: Role
+    /// Checks the peer's card (everything `meishi verify` checks, with the session's clock window).
+    private let verifier: CardVerifier
     private let ephemeral: X25519.SecretKey
     private let nonce: [UInt8]
     private var transcript: [UInt8] = []
@@ -54,16 +56,18 @@ public final class ExchangeSession {
     public private(set) var confirmedLocally = false
     public private(set) var confirmedByPeer = false
     public private(set) var cardSent = false
-    public private(set) var peerCard: ProximityPayload?
+    public private(set) var peerCard: VerifiedCard?
     public private(set) var acknowledgedByPeer = false
     public private(set) var acknowledgedLocally = false
 
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
     public var isComplete: Bool { peerCard != nil && acknowledgedByPeer && acknowledgedLocally }
 
-    public init(role: Role, ephemeral: X25519.SecretKey = X25519.SecretKey(), nonce: [UInt8] = SecureRandom.bytes(32)) {
+    public init(role: Role, verifier: CardVerifier, ephemeral: X25519.SecretKey = X25519.SecretKey(),
+                nonce: [UInt8] = SecureRandom.bytes(32)) {
         precondition(nonce.count == 32)
         self.role = role
+        self.verifier = verifier
         self.ephemeral = ephemeral
         self.nonce = nonce
     }
@@ -149,7 +153,9 @@ public final class ExchangeSession {
         [UInt8](repeating: 0, count: 16) + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }
     }
 
-    private func seal(_ inner: Inner, _ content: [UInt8]) -> [UInt8] {
+    /// A sealed frame of `inner` type (internal, not private: tests that play a hostile peer send
+    /// any inner type and content through `@testable import`).
+    func seal(_ inner: Inner, _ content: [UInt8]) -> [UInt8] {
         precondition(sendKey != nil, "seal before the handshake")
         let plaintext = [inner.rawValue] + content
         let ct = plaintext.withUnsafeBytes {
@@ -189,29 +195,24 @@ public final class ExchangeSession {
         }
     }
 
-    /// The verifier of the payload inside a CARD (everything `meishi verify` checks, with the
-    /// session's clock window). Set by the application before cards arrive.
-    public var verifyPayload: (([UInt8]) throws(PayloadError) -> ProximityPayload)?
-
-    private func acceptCard(_ content: [UInt8]) throws(ExchangeError) -> ProximityPayload {
-        guard content.count > 64 else { throw .malformedFrame("short CARD") }
-        let binding = Array(content.prefix(64)), raw = Array(content.dropFirst(64))
-        let payload: ProximityPayload
-        do {
-            if let verify = verifyPayload { payload = try verify(raw) } else { payload = try ProximityPayload.parse(raw) }
-        } catch { throw .invalidCard(error) }
-        guard let key = try? Ed25519.PublicKey(rawRepresentation: payload.signPubKey),
-              let signature = try? Ed25519.Signature(rawRepresentation: binding),
-              key.isValidSignature(signature, for: Self.bindingInput(transcriptHash: transcriptHash!, payload: payload)) else {
+    private func acceptCard(_ content: [UInt8]) throws(ExchangeError) -> VerifiedCard {
+        guard content.count > Ed25519.Signature.byteCount else { throw .malformedFrame("short CARD") }
+        let binding = try! Ed25519.Signature(rawRepresentation: content.prefix(Ed25519.Signature.byteCount))
+        let raw = Array(content.dropFirst(Ed25519.Signature.byteCount))
+        let card: VerifiedCard
+        do { card = try verifier.verify(raw) } catch { throw .invalidCard(error) }
+        guard card.encoding == .json else { throw .invalidCard(.malformed("a CARD holds the JSON payload")) }
+        guard card.payload.signPubKey.isValidSignature(binding, for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: raw)) else {
             throw .bindingInvalid
         }
-        peerCard = payload
-        return payload
+        peerCard = card
+        return card
     }
 
-    /// `"meishi-exchange-v1" || 0x00 || transcript hash || SHA-256(JCS(payload))`.
-    static func bindingInput(transcriptHash: [UInt8], payload: ProximityPayload) -> [UInt8] {
-        bindingDomain + transcriptHash + SHA256.hash(payload.canonicalJSON)
+    /// `"meishi-exchange-v1" || 0x00 || transcript hash || SHA-256(payload bytes as sent)`; the
+    /// sender sends its canonical JSON, so this is SHA-256(JCS(payload)).
+    static func bindingInput(transcriptHash: [UInt8], cardBytes: [UInt8]) -> [UInt8] {
+        bindingDomain + transcriptHash + SHA256.hash(cardBytes)
     }
 
     // MARK: What the application sends
@@ -224,12 +225,12 @@ public final class ExchangeSession {
     }
 
     /// Our signed card with its binding signature. Only after both confirmations.
-    public func card(_ payload: ProximityPayload, signedBy key: Ed25519.SigningKey) -> [UInt8] {
+    public func card(_ card: SignedCard, signedBy key: Ed25519.SigningKey) -> [UInt8] {
         precondition(confirmedLocally && confirmedByPeer && !cardSent)
-        precondition(key.publicKey.rawRepresentation == payload.signPubKey)
+        precondition(key.publicKey == card.payload.signPubKey)
         cardSent = true
-        let binding = key.signature(for: Self.bindingInput(transcriptHash: transcriptHash!, payload: payload))
-        return seal(.card, binding.rawRepresentation + payload.canonicalJSON)
+        let binding = key.signature(for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: card.bytes))
+        return seal(.card, binding.rawRepresentation + card.bytes)
     }
 
     /// Tells the peer we verified its card and will store it.
@@ -237,11 +238,6 @@ public final class ExchangeSession {
         precondition(peerCard != nil && !acknowledgedLocally)
         acknowledgedLocally = true
         return seal(.ack, [])
-    }
-
-    /// A sealed message of any inner type and content: for tests that play a hostile peer.
-    func sealForTesting(_ inner: UInt8, _ content: [UInt8]) -> [UInt8] {
-        seal(Inner(rawValue: inner)!, content)
     }
 
     /// Tells the peer why we refuse (before closing).

@@ -6,20 +6,19 @@ import NIOPosix
 
 /// What the application supplies to an exchange.
 public struct ExchangeParticipant: Sendable {
-    /// Our signed card and the key that signed it.
-    public var card: @Sendable () throws -> (ProximityPayload, Ed25519.SigningKey)
-    /// Everything `meishi verify` checks plus the freshness window.
-    public var verify: @Sendable ([UInt8]) throws(PayloadError) -> ProximityPayload
+    /// Signs our card when it is about to be sent (after both confirmations), with the key that signed it.
+    public var card: @Sendable () throws -> (SignedCard, Ed25519.SigningKey)
+    /// Everything `meishi verify` checks plus the freshness window; every session requires it.
+    public var verifier: CardVerifier
     /// Shows the code and returns whether the person says it matches the other screen.
     public var confirmCode: @Sendable (String) async -> Bool
     /// A diagnostic line (connection refused, garbage from a peer, …).
     public var log: @Sendable (String) -> Void
 
-    public init(card: @escaping @Sendable () throws -> (ProximityPayload, Ed25519.SigningKey),
-                verify: @escaping @Sendable ([UInt8]) throws(PayloadError) -> ProximityPayload,
+    public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
         self.card = card
-        self.verify = verify
+        self.verifier = verifier
         self.confirmCode = confirmCode
         self.log = log
     }
@@ -27,13 +26,18 @@ public struct ExchangeParticipant: Sendable {
 
 /// A finished exchange: both people confirmed, both cards verified and acknowledged.
 public struct ExchangeResult: Sendable {
-    public let peerCard: ProximityPayload
+    /// The peer's card as it arrived and verified.
+    public let peerCard: VerifiedCard
     public let code: String
     public let peerAddress: String
 }
 
 /// Why an exchange did not finish.
-public enum ExchangeFailure: Error, Sendable, Equatable {
+public enum ExchangeFailure: Error, Sendable {
+    /// Discovery heard several peers and nobody chose one.
+    case ambiguous([DiscoveredPeer])
+    /// Discovery heard no peer (`withCode`: none announcing the same code) before the deadline.
+    case noPeer(withCode: Bool)
     case timedOut(String)
     case unreachable(String)
     case protocolFailure(ExchangeError)
@@ -136,7 +140,7 @@ public enum ExchangeTransport {
                     }
                     let attempt: Result<ExchangeResult, ExchangeFailure>
                     do {
-                        attempt = .success(try await run(ExchangeSession(role: .listener), on: connection, participant: participant,
+                        attempt = .success(try await run(ExchangeSession(role: .listener, verifier: participant.verifier), on: connection, participant: participant,
                                                          stepTimeout: stepTimeout, address: address, expectIntroduction: onlySession))
                     } catch {
                         attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
@@ -190,12 +194,15 @@ public enum ExchangeTransport {
             }
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
-        return try await run(ExchangeSession(role: .dialer), on: connection, participant: participant, stepTimeout: stepTimeout,
+        return try await run(ExchangeSession(role: .dialer, verifier: participant.verifier), on: connection, participant: participant, stepTimeout: stepTimeout,
                              address: label, introduce: introduce)
     }
 
     public static func describe(_ f: ExchangeFailure) -> String {
         switch f {
+        case .ambiguous(let peers): "\(peers.count) peers are announcing: "
+            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+        case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
         case .timedOut(let w): "timed out: \(w)"
         case .unreachable(let w): w
         case .protocolFailure(let e): e.description
@@ -212,7 +219,6 @@ public enum ExchangeTransport {
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
                     stepTimeout: TimeAmount, address: String, introduce: [UInt8]? = nil,
                     expectIntroduction: [UInt8]? = nil) async throws(ExchangeFailure) -> ExchangeResult {
-        session.verifyPayload = participant.verify
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
         var timer: Scheduled<Void>?

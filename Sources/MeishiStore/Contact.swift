@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 import MeishiCard
+import MeishiCrypto
 
 /// How much a stored contact is to be believed.
-public enum Trust: String, CaseIterable, Codable, Comparable, Sendable, DatabaseValueConvertible {
+public enum Trust: String, CaseIterable, Comparable, Sendable, DatabaseValueConvertible {
     /// Imported without a signature (a vCard).
     case unsigned
     /// A valid signature, not met in person.
@@ -23,38 +24,39 @@ public enum Trust: String, CaseIterable, Codable, Comparable, Sendable, Database
 }
 
 /// A stored contact: the latest card received from one DID.
-public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "contact"
 
     public var id: Int64?
     public var did: String
     public var name: String?
     public var org: String?
-    /// The card's fields as received: a JSON object of field name -> array of strings.
-    public var fields: [String: [String]]
+    /// The card's fields as received.
+    public var fields: [FieldName: [String]]
     public var level: DisclosureLevel
     public var trust: Trust
-    /// Where the card came from: `file`, `stdin`, `exchange`, `qr`, `vcard`.
+    /// Where the card came from: `file`, `stdin`, `exchange`, `qr`, `qr-vcard`, `qr-mecard`.
     public var source: String
     /// When this DID was first and last stored (Unix seconds).
     public var firstSeen: Int64
     public var lastSeen: Int64
     /// The signed timestamp of the stored card.
     public var cardTimestamp: Int64
-    public var signPubKey: Data?
-    public var pubKey: Data?
-    /// The signed payload exactly as received, kept for re-verification.
+    public var signPubKey: Ed25519.PublicKey?
+    public var pubKey: X25519.PublicKey?
+    /// The card exactly as it arrived (the JSON payload, the QR text, or the vCard), kept for
+    /// re-verification and for passing a signed card on.
     public var payload: Data?
     /// Set when another DID already uses this name or email: the ids of those contacts.
     public var conflictsWith: String?
 
-    public init(id: Int64? = nil, did: String, fields: [String: [String]], level: DisclosureLevel, trust: Trust,
-                source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Data? = nil, pubKey: Data? = nil,
-                payload: Data? = nil) {
+    public init(id: Int64? = nil, did: String, fields: [FieldName: [String]], level: DisclosureLevel, trust: Trust,
+                source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Ed25519.PublicKey? = nil,
+                pubKey: X25519.PublicKey? = nil, payload: Data? = nil) {
         self.id = id
         self.did = did
-        self.name = fields["name"]?.first
-        self.org = fields["org"]?.first
+        self.name = fields[.name]?.first
+        self.org = fields[.org]?.first
         self.fields = fields
         self.level = level
         self.trust = trust
@@ -67,39 +69,62 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
         self.payload = payload
     }
 
-    /// A contact for a verified payload.
-    public init(payload p: ProximityPayload, trust: Trust, source: String, seen: Int64, rawPayload: [UInt8]) {
+    /// A contact for a verified card; `payload` keeps the bytes that arrived.
+    public init(card: VerifiedCard, trust: Trust, source: String, seen: Int64) {
+        let p = card.payload
         self.init(did: p.senderDID, fields: p.cardFields.mapValues(\.values), level: p.level, trust: trust,
-                  source: source, seen: seen, cardTimestamp: p.timestamp, signPubKey: Data(p.signPubKey),
-                  pubKey: Data(p.pubKey), payload: Data(rawPayload))
+                  source: source, seen: seen, cardTimestamp: p.timestamp, signPubKey: p.signPubKey,
+                  pubKey: p.pubKey, payload: Data(card.bytes))
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
-    /// Decodes a row by hand: the `fields` JSON goes through the card model's parser, several
-    /// times faster than a JSONDecoder per row (it shows in `contacts list`).
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["did"] = did
+        container["name"] = name
+        container["org"] = org
+        container["fields"] = FieldsColumn.encode(fields)
+        container["level"] = level
+        container["trust"] = trust
+        container["source"] = source
+        container["firstSeen"] = firstSeen
+        container["lastSeen"] = lastSeen
+        container["cardTimestamp"] = cardTimestamp
+        container["signPubKey"] = signPubKey.map { Data($0.rawRepresentation) }
+        container["pubKey"] = pubKey.map { Data($0.rawRepresentation) }
+        container["payload"] = payload
+        container["conflictsWith"] = conflictsWith
+    }
+
+    /// Decodes a row by hand (several times faster than a JSONDecoder per row, which shows in
+    /// `contacts list`). A damaged row throws `StoreError.damaged`; it never reads as empty.
     public init(row: Row) throws {
         id = row["id"]
         did = row["did"]
         name = row["name"]
         org = row["org"]
-        let json: String = row["fields"]
-        var decoded: [String: [String]] = [:]
-        if case .object(let members)? = try? StrictJSONParser.parse(Array(json.utf8)) {
-            for m in members {
-                guard case .array(let items) = m.value else { continue }
-                decoded[m.key] = items.compactMap { if case .string(let v) = $0 { v } else { nil } }
-            }
-        }
+        let rowID: Int64 = row["id"] ?? 0
+        func damaged(_ why: String) -> StoreError { .damaged("contact #\(rowID): \(why)") }
+        guard let json: String = row["fields"] else { throw damaged("no fields") }
+        guard let decoded = FieldsColumn.decode(json) else { throw damaged("the fields column is not valid") }
         fields = decoded
-        level = DisclosureLevel(rawValue: row["level"]) ?? .public
-        trust = Trust(rawValue: row["trust"]) ?? .unsigned
+        guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }
+        level = l
+        guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
+        trust = t
         source = row["source"]
         firstSeen = row["firstSeen"]
         lastSeen = row["lastSeen"]
         cardTimestamp = row["cardTimestamp"]
-        signPubKey = row["signPubKey"]
-        pubKey = row["pubKey"]
+        if let k: Data = row["signPubKey"] {
+            guard let key = try? Ed25519.PublicKey(rawRepresentation: k) else { throw damaged("bad signing key") }
+            signPubKey = key
+        }
+        if let k: Data = row["pubKey"] {
+            guard let key = try? X25519.PublicKey(rawRepresentation: k) else { throw damaged("bad box key") }
+            pubKey = key
+        }
         payload = row["payload"]
         conflictsWith = row["conflictsWith"]
     }
@@ -110,10 +135,36 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
     }
 
     /// Values worth matching on: emails (lowercased) and phones (E.164 where known).
-    var matchValues: [(field: String, value: String, normalized: String)] {
-        var out: [(String, String, String)] = []
-        for e in fields["email"] ?? [] { out.append(("email", e, CardText.normalizedEmail(e))) }
-        for p in fields["phone"] ?? [] { out.append(("phone", p, CardText.e164(p) ?? p)) }
+    var matchValues: [(field: FieldName, value: String, normalized: String)] {
+        var out: [(FieldName, String, String)] = []
+        for e in fields[.email] ?? [] { out.append((.email, e, CardText.normalizedEmail(e))) }
+        for p in fields[.phone] ?? [] { out.append((.phone, p, CardText.e164(p) ?? p)) }
+        return out
+    }
+}
+
+/// The one codec of the `fields` column: a JCS JSON object of field name -> array of strings.
+public enum FieldsColumn {
+    /// The column text for `fields`.
+    public static func encode(_ fields: [FieldName: [String]]) -> String {
+        let object = Dictionary(uniqueKeysWithValues: fields.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) })
+        return String(decoding: JCS.canonicalize(.object(object)), as: UTF8.self)
+    }
+
+    /// The fields a column text holds, or nil when it is damaged (not JSON, an unknown field
+    /// name, a value that is not a string).
+    public static func decode(_ text: String) -> [FieldName: [String]]? {
+        guard case .object(let members)? = try? StrictJSONParser.parse(Array(text.utf8)) else { return nil }
+        var out: [FieldName: [String]] = [:]
+        for m in members {
+            guard let name = try? FieldName(m.key), case .array(let items) = m.value else { return nil }
+            var values: [String] = []
+            for item in items {
+                guard case .string(let v) = item else { return nil }
+                values.append(v)
+            }
+            out[name] = values
+        }
         return out
     }
 }
@@ -121,10 +172,17 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
 extension DisclosureLevel: DatabaseValueConvertible {}
 
 /// One email or phone of a contact, normalised, for search and matching.
-struct ContactValue: Codable, FetchableRecord, PersistableRecord {
+struct ContactValue: PersistableRecord {
     static let databaseTableName = "contact_value"
     var contactId: Int64
-    var field: String
+    var field: FieldName
     var value: String
     var normalized: String
+
+    func encode(to container: inout PersistenceContainer) {
+        container["contactId"] = contactId
+        container["field"] = field.rawValue
+        container["value"] = value
+        container["normalized"] = normalized
+    }
 }

@@ -3,6 +3,7 @@ import GRDB
 internal import GRDBSQLite
 import Logging
 import MeishiCard
+import MeishiCrypto
 
 /// Failures of the contact store.
 public enum StoreError: Error, Equatable, Sendable {
@@ -12,6 +13,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case ambiguous(String, candidates: [String])
     /// The database could not be opened or used; the text is SQLite's.
     case unavailable(String)
+    /// A stored row cannot be read back (edited by hand, or a bug): which one and why.
+    case damaged(String)
 }
 
 /// What storing a card did.
@@ -211,18 +214,14 @@ public final class ContactStore: Sendable {
             let value = try db.makeStatement(sql: "INSERT INTO contact_value (contactId, field, value, normalized) VALUES (?, ?, ?, ?)")
             for c in contacts {
                 try contact.execute(arguments: [
-                    c.did, c.name, c.org, Self.fieldsJSON(c.fields), c.level.rawValue, c.trust.rawValue, c.source,
-                    c.firstSeen, c.lastSeen, c.cardTimestamp, c.signPubKey, c.pubKey, c.payload, c.conflictsWith,
+                    c.did, c.name, c.org, FieldsColumn.encode(c.fields), c.level.rawValue, c.trust.rawValue, c.source,
+                    c.firstSeen, c.lastSeen, c.cardTimestamp, c.signPubKey.map { Data($0.rawRepresentation) },
+                    c.pubKey.map { Data($0.rawRepresentation) }, c.payload, c.conflictsWith,
                 ])
                 let id = db.lastInsertedRowID
-                for v in c.matchValues { try value.execute(arguments: [id, v.field, v.value, v.normalized]) }
+                for v in c.matchValues { try value.execute(arguments: [id, v.field.rawValue, v.value, v.normalized]) }
             }
         }
-    }
-
-    /// The `fields` column: the same JSON the record encoder writes, produced by JCS.
-    static func fieldsJSON(_ fields: [String: [String]]) -> String {
-        String(decoding: JCS.canonicalize(.object(fields.mapValues { .array($0.map(JSONValue.string)) })), as: UTF8.self)
     }
 
     private static func replaceValues(of contact: Contact, in db: Database) throws {
@@ -240,7 +239,7 @@ public final class ContactStore: Sendable {
                                           arguments: [name, contact.did])
             ids.formUnion(rows)
         }
-        let emails = (contact.fields["email"] ?? []).map(CardText.normalizedEmail)
+        let emails = (contact.fields[.email] ?? []).map(CardText.normalizedEmail)
         if !emails.isEmpty {
             let rows = try Int64.fetchAll(db, sql: """
                 SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
@@ -263,8 +262,7 @@ public final class ContactStore: Sendable {
             var request = Contact.all()
             if let trust = query.trust { request = request.filter(Column("trust") == trust) }
             if let text = query.search, !text.isEmpty {
-                let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+                let pattern = "%" + Self.likeEscaped(text) + "%"
                 request = request.filter(sql: """
                     (name LIKE ? ESCAPE '\\' OR org LIKE ? ESCAPE '\\' OR did LIKE ? ESCAPE '\\'
                      OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
@@ -290,15 +288,20 @@ public final class ContactStore: Sendable {
         if trimmed.hasPrefix("did:") { didPrefix = trimmed } else if trimmed.hasPrefix("z6Mk") { didPrefix = "did:key:" + trimmed }
         if let didPrefix {
             if let c = try Contact.filter(Column("did") == didPrefix).fetchOne(db) { return c }
-            let escaped = didPrefix.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "")
-            let found = try Contact.filter(sql: "did LIKE ? || '%'", arguments: [escaped]).limit(10).fetchAll(db)
+            let found = try Contact.filter(sql: "did LIKE ? ESCAPE '\\'", arguments: [likeEscaped(didPrefix) + "%"]).limit(10).fetchAll(db)
             return try unique(found, ref)
         }
         let exact = try Contact.filter(sql: "name = ? COLLATE NOCASE", arguments: [trimmed]).limit(10).fetchAll(db)
         if !exact.isEmpty { return try unique(exact, ref) }
-        let pattern = "%" + trimmed.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%"
-        let partial = try Contact.filter(sql: "name LIKE ?", arguments: [pattern]).limit(10).fetchAll(db)
+        let pattern = "%" + likeEscaped(trimmed) + "%"
+        let partial = try Contact.filter(sql: "name LIKE ? ESCAPE '\\'", arguments: [pattern]).limit(10).fetchAll(db)
         return try unique(partial, ref)
+    }
+
+    /// `text` for a LIKE pattern with `ESCAPE '\'`: its backslashes, `%` and `_` match only themselves.
+    static func likeEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
     }
 
     private static func unique(_ found: [Contact], _ ref: String) throws -> Contact {

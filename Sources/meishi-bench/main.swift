@@ -36,17 +36,18 @@ func crypto(budget: Double) throws {
     try card.add(.email, "mei.tanaka@example.org")
     try card.add(.phone, "+81 90 1234 5678")
     try card.add(.url, "https://example.org/mei")
-    let now = Date()
-    let payload = try CardService.signedPayload(card: card, level: .professional, only: nil, identity: identity, now: now)
-    let bytes = payload.canonicalJSON
-    let message = payload.signingInput
+    let now = Int64(Date().timeIntervalSince1970)
+    let signed = try CardService.sign(card, level: .professional, only: nil, identity: identity, now: now)
+    let bytes = signed.bytes
+    let message = signed.payload.signingInput
     let signature = identity.signingKey.signature(for: message)
     let rawSign = rate(budget) { _ = identity.signingKey.signature(for: message) }
     let rawVerify = rate(budget) { _ = identity.signingKey.publicKey.isValidSignature(signature, for: message) }
     let paySign = rate(budget) {
-        _ = try! CardService.signedPayload(card: card, level: .professional, only: nil, identity: identity, now: now)
+        _ = try! CardService.sign(card, level: .professional, only: nil, identity: identity, now: now)
     }
-    let payVerify = rate(budget) { _ = try! CardService.verify(bytes, now: now) }
+    let verifier = CardVerifier(clock: { now })
+    let payVerify = rate(budget) { _ = try! verifier.verify(bytes) }
     print(String(format: "payload size                 %d bytes (signed message %d bytes)", bytes.count, message.count))
     print(String(format: "sign payload (card -> JSON)  %9.0f /s   raw Ed25519 sign   %9.0f /s   ratio %.2f", paySign, rawSign, paySign / rawSign))
     print(String(format: "verify payload (JSON -> ok)  %9.0f /s   raw Ed25519 verify %9.0f /s   ratio %.2f", payVerify, rawVerify, payVerify / rawVerify))
@@ -60,24 +61,25 @@ func store(dir: String, count: Int, sqlPath: String) throws {
     var contacts: [Contact] = []
     contacts.reserveCapacity(count)
     for i in 0..<count {
-        let key = Array(SHA256.hash(Array("bench-\(i)".utf8)))
+        let raw = Array(SHA256.hash(Array("bench-\(i)".utf8)))
+        let key = try Ed25519.PublicKey(rawRepresentation: raw)
         let name = "\(names[i % 10]) \(family[(i / 10) % 10]) \(i)"
-        contacts.append(Contact(did: DIDKey.did(forEd25519: key), fields: [
-            "name": [name], "org": ["Org \(i % 997)"], "email": ["user\(i)@example.org"], "phone": ["+81 90 \(1000_0000 + i)"],
+        contacts.append(Contact(did: DIDKey.did(for: key), fields: [
+            .name: [name], .org: ["Org \(i % 997)"], .email: ["user\(i)@example.org"], .phone: ["+81 90 \(1000_0000 + i)"],
         ], level: .professional, trust: .signed, source: "file", seen: 1_795_000_000, cardTimestamp: 1_795_000_000,
-           signPubKey: Data(key), pubKey: Data(key)))
+           signPubKey: key, pubKey: try X25519.PublicKey(rawRepresentation: raw)))
     }
     // The same rows as SQL text, for the sqlite3 shell, in one transaction.
     var sql = "BEGIN;\n"
     sql.reserveCapacity(count * 400)
     for (n, c) in contacts.enumerated() {
         let id = n + 1
-        let fields = String(decoding: try JSONEncoder().encode(c.fields), as: UTF8.self)
+        let fields = FieldsColumn.encode(c.fields)
         sql += "INSERT INTO contact(id,did,name,org,fields,level,trust,source,firstSeen,lastSeen,cardTimestamp,signPubKey,pubKey) VALUES("
         sql += "\(id),\(sqlQuote(c.did)),\(sqlQuote(c.name!)),\(sqlQuote(c.org!)),\(sqlQuote(fields)),'professional','signed','file',"
-        sql += "\(c.firstSeen),\(c.lastSeen),\(c.cardTimestamp),X'\(Hex.encode(c.signPubKey!))',X'\(Hex.encode(c.pubKey!))');\n"
-        sql += "INSERT INTO contact_value VALUES(\(id),'email',\(sqlQuote(c.fields["email"]![0])),\(sqlQuote(c.fields["email"]![0])));\n"
-        let phone = c.fields["phone"]![0]
+        sql += "\(c.firstSeen),\(c.lastSeen),\(c.cardTimestamp),X'\(Hex.encode(c.signPubKey!.rawRepresentation))',X'\(Hex.encode(c.pubKey!.rawRepresentation))');\n"
+        sql += "INSERT INTO contact_value VALUES(\(id),'email',\(sqlQuote(c.fields[.email]![0])),\(sqlQuote(c.fields[.email]![0])));\n"
+        let phone = c.fields[.phone]![0]
         sql += "INSERT INTO contact_value VALUES(\(id),'phone',\(sqlQuote(phone)),\(sqlQuote(CardText.e164(phone) ?? phone)));\n"
     }
     sql += "COMMIT;\n"

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardCommand: ParsableCommand {
+struct CardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "card",
         abstract: "Edit, show and export your own card.",
@@ -27,17 +27,17 @@ struct FieldValueArguments: ParsableArguments {
     @Option(help: "Disclosure level of the value (default: the field's default level).")
     var level: DisclosureLevel?
 
-    func fieldName() throws -> FieldName {
-        do { return try FieldName(field) } catch { throw MeishiFailure(error) }
+    func fieldName() throws(MeishiError) -> FieldName {
+        do { return try FieldName(field) } catch { throw .card(error) }
     }
 }
 
 /// Loads the card, applies `edit`, saves it, and says what changed.
-func editCard(_ global: GlobalOptions, _ edit: (inout Card) throws(CardError) -> String) throws {
-    let ctx = try global.context()
-    var card = try ctx.cards.loadCard()
+func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws(CardError) -> String) throws(MeishiError) {
+    let session = try global.session(ctx)
+    var card = try session.cards.loadCard()
     let message: String
-    do { message = try edit(&card) } catch { throw MeishiFailure(error) }
-    try ctx.cards.saveCard(card)
-    print(message)
+    do { message = try edit(&card) } catch { throw .card(error) }
+    try session.cards.saveCard(card)
+    ctx.out.line(message)
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardExport: ParsableCommand {
+struct CardExport: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write your card as a signed ProximityPayload (JSON).",
@@ -19,17 +19,20 @@ struct CardExport: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"))
     var output: String?
 
-    func run() throws {
-        let ctx = try global.context()
-        let card = try ctx.cards.loadCard()
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let card = try session.cards.loadCard()
+        // Say what is missing before a passphrase is asked: the identity, then the name.
+        _ = try session.identities.loadPublic()
+        _ = try CardService.share(card, level: level, only: fields?.names)
         if let only = fields?.names {
             for f in only.sorted() where card.disclosed(at: level, only: [f]).isEmpty {
-                Output.warn("your card has no \(f) shared at level \(level.rawValue)")
+                ctx.out.warn("your card has no \(f) shared at level \(level.rawValue)")
             }
         }
-        let identity = try ctx.loadIdentity()
-        let payload = try CardService.signedPayload(card: card, level: level, only: fields?.names, identity: identity, now: ctx.now)
-        try Output.write(payload.canonicalJSON + [0x0A], to: output)
-        if let output, output != "-" { Output.note("wrote signed card (\(level.rawValue)) to \(output)") }
+        let identity = try session.loadIdentity()
+        let signed = try CardService.sign(card, level: level, only: fields?.names, identity: identity, now: ctx.unixNow)
+        try FileOutput.write(signed.bytes + [0x0A], to: output, console: ctx.out)
+        if let output, output != "-" { ctx.out.note("wrote signed card (\(level.rawValue)) to \(output)") }
     }
 }

@@ -10,7 +10,7 @@ enum QRFormat: String, ExpressibleByArgument, CaseIterable {
 
 extension QRErrorCorrection: ExpressibleByArgument {}
 
-struct CardQR: ParsableCommand {
+struct CardQR: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "qr",
         abstract: "Show your signed card as a QR code (terminal, PNG, SVG or its text).",
@@ -61,18 +61,18 @@ struct CardQR: ParsableCommand {
         }
     }
 
-    func run() throws {
-        let ctx = try global.context()
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
         let format = resolvedFormat
-        if format == .png, output == nil, isatty(STDOUT_FILENO) == 1 {
+        if format == .png, output == nil, ctx.terminal.standardOutputIsTerminal {
             throw MeishiFailure("refusing to write PNG data to a terminal", hint: "use -o FILE, or -o - to write it to standard output",
                                 status: .usage)
         }
-        let card = try ctx.cards.loadCard()
-        let (text, mode) = try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: ctx.home,
-                                                 passphrases: ctx.passphrases, now: ctx.now)
+        let card = try session.cards.loadCard()
+        let (text, mode) = try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: session.home,
+                                                 passphrases: ctx.passphrases, now: ctx.unixNow)
         if format == .text {
-            try Output.write(Array(text.utf8) + [0x0A], to: output)
+            try FileOutput.write(Array(text.utf8) + [0x0A], to: output, console: ctx.out)
             return
         }
         let matrix = try QRService.matrix(text, mode: mode, correction: ecc)
@@ -81,12 +81,12 @@ struct CardQR: ParsableCommand {
         case .terminal: bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
-            do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiFailure(error) }
+            do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiError.qr(error) }
         case .text: return
         }
-        try Output.write(bytes, to: output)
+        try FileOutput.write(bytes, to: output, console: ctx.out)
         let what = vcard ? "unsigned vCard" : "signed card"
-        Output.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
+        ctx.out.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
     }
 }

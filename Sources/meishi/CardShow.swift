@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardShow: ParsableCommand {
+struct CardShow: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show your card, or what a share at a level discloses.")
 
@@ -14,9 +14,8 @@ struct CardShow: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let card = try ctx.cards.loadCard()
+    func run(_ ctx: Context) throws {
+        let card = try global.session(ctx).cards.loadCard()
         var rows: [(field: FieldName, value: CardValue)] = []
         for f in card.fieldNames {
             for v in card.fields[f]! where level.map({ v.level <= $0 }) ?? true { rows.append((f, v)) }
@@ -34,20 +33,20 @@ struct CardShow: ParsableCommand {
             }
             var doc: [String: JSONValue] = ["fields": .object(fields)]
             if let level { doc["level"] = .string(level.rawValue) }
-            Output.json(.object(doc))
+            ctx.out.json(.object(doc))
             return
         }
         if rows.isEmpty {
-            Output.note(card.valueCount == 0 ? "your card is empty; try: meishi card set name \"Your Name\""
+            ctx.out.note(card.valueCount == 0 ? "your card is empty; try: meishi card set name \"Your Name\""
                                                : "nothing on your card is shared at level \(level!.rawValue)")
             return
         }
         let width = max(8, rows.map(\.field.rawValue.count).max() ?? 0)
         for r in rows {
-            var line = "  " + r.field.rawValue.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Output.safe(r.value.value)
+            var line = "  " + r.field.rawValue.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Console.safe(r.value.value)
             line += "  [\(r.value.level.rawValue)]"
             if let e = r.value.e164, e != r.value.value { line += "  (\(e))" }
-            print(line)
+            ctx.out.line(line)
         }
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardUnset: ParsableCommand {
+struct CardUnset: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "unset", abstract: "Remove a field, or one value of it.")
 
@@ -14,10 +14,10 @@ struct CardUnset: ParsableCommand {
     @Argument(help: ArgumentHelp("Remove only this value.", valueName: "value"))
     var value: String?
 
-    func run() throws {
+    func run(_ ctx: Context) throws {
         let name: FieldName
-        do { name = try FieldName(field) } catch { throw MeishiFailure(error) }
-        try editCard(global) { card throws(CardError) in
+        do { name = try FieldName(field) } catch { throw MeishiError.card(error) }
+        try editCard(global, ctx) { card throws(CardError) in
             let n = try card.unset(name, value: value)
             return "removed \(n) value\(n == 1 ? "" : "s") of \(name)"
         }

@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct Contacts: ParsableCommand {
+struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Store, list, show and delete verified contacts.",
         discussion: """
@@ -12,19 +12,4 @@ struct Contacts: ParsableCommand {
             or unique DID prefix, or a unique name match.
             """,
         subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self])
-}
-
-/// Prints a stored contact as `contacts show` and `contacts add` do.
-func printContact(_ c: Contact) {
-    print("\(Output.safe(c.name ?? "(no name)"))  [#\(c.id ?? 0), \(c.trust.rawValue)]")
-    print(Output.fieldLines(Output.orderedFields(c.fields)), terminator: "")
-    print("  did          \(c.did)")
-    if let k = c.signPubKey { print("  fingerprint  \(PublicIdentity.fingerprint(of: Array(k)))") }
-    print("  level        \(c.level.rawValue)")
-    print("  signed       \(Output.date(c.cardTimestamp))")
-    print("  first seen   \(Output.date(c.firstSeen)) via \(c.source)")
-    print("  last seen    \(Output.date(c.lastSeen))")
-    if !c.conflictIDs.isEmpty {
-        print("  warning      same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation")
-    }
 }

@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsAdd: ParsableCommand {
+struct ContactsAdd: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Verify a signed card and store it as a 'signed' contact.",
@@ -17,16 +17,17 @@ struct ContactsAdd: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let data = try SecureFile.read(file, limit: ProximityPayload.maximumEncodedSize)
-        let card = try CardService.checked(data, now: ctx.now)
-        let outcome = try ctx.contacts.add(card, trust: .signed, source: file == "-" ? "stdin" : "file", now: ctx.now)
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let data = try ctx.read(file, limit: ProximityPayload.maximumEncodedSize)
+        let card: VerifiedCard
+        do { card = try CardVerifier(clock: ctx.unixClock).verify(data) } catch { throw MeishiError.payload(error) }
+        let outcome = try session.contacts.add(card, trust: .signed, source: file == "-" ? "stdin" : "file", now: ctx.unixNow)
         if json {
-            Output.warnConflicts(outcome)
-            Output.json(.object(["result": .string(outcome.name), "contact": Output.contactJSON(outcome.contact)]))
+            ctx.out.warnConflicts(outcome)
+            ctx.out.json(.object(["result": .string(outcome.name), "contact": CardRendering.json(outcome.contact)]))
         } else {
-            Output.reportStored(outcome)
+            ctx.out.reportStored(outcome)
         }
     }
 }

@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsDelete: ParsableCommand {
+struct ContactsDelete: MeishiCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete one contact.")
 
     @OptionGroup var global: GlobalOptions
@@ -14,15 +14,14 @@ struct ContactsDelete: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let store = try ctx.contacts.open()
+    func run(_ ctx: Context) throws {
+        let store = try global.session(ctx).contacts.open()
         let c: Contact
-        do { c = try store.delete(ref) } catch { throw MeishiFailure(error) }
+        do { c = try store.delete(ref) } catch { throw MeishiError.store(error) }
         if json {
-            Output.json(.object(["deleted": Output.contactJSON(c)]))
+            ctx.out.json(.object(["deleted": CardRendering.json(c)]))
         } else {
-            print("deleted \(Output.safe(c.name ?? "(no name)")) (#\(c.id ?? 0)) \(c.did)")
+            ctx.out.line("deleted \(CardRendering.name(c.name)) (#\(c.id ?? 0)) \(c.did)")
         }
     }
 }

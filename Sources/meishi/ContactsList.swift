@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsList: ParsableCommand {
+struct ContactsList: MeishiCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.")
 
     @OptionGroup var global: GlobalOptions
@@ -24,33 +24,32 @@ struct ContactsList: ParsableCommand {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
 
-    func run() throws {
-        let ctx = try global.context()
-        let store = try ctx.contacts.open()
+    func run(_ ctx: Context) throws {
+        let store = try global.session(ctx).contacts.open()
         let found: [Contact]
-        do { found = try store.list(ContactQuery(trust: trust, search: search, limit: limit)) } catch { throw MeishiFailure(error) }
+        do { found = try store.list(ContactQuery(trust: trust, search: search, limit: limit)) } catch { throw MeishiError.store(error) }
         if json {
-            Output.json(.object(["contacts": .array(found.map(Output.contactJSON))]))
+            ctx.out.json(.object(["contacts": .array(found.map(CardRendering.json))]))
             return
         }
         guard !found.isEmpty else {
-            Output.note(search == nil && trust == nil ? "no contacts yet" : "no contacts match")
+            ctx.out.note(search == nil && trust == nil ? "no contacts yet" : "no contacts match")
             return
         }
         let rows = found.map { c in
             ["#\(c.id ?? 0)", cell(c.name ?? "-", 28), cell(c.org ?? "-", 20), c.trust.rawValue,
-             String(Output.date(c.lastSeen).prefix(10)), String(c.did.prefix(20)) + "…"]
+             String(CardRendering.date(c.lastSeen).prefix(10)), String(c.did.prefix(20)) + "…"]
         }
         let header = ["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]
         let widths = (0..<header.count).map { i in ([header] + rows).map { $0[i].count }.max()! }
         for r in [header] + rows {
-            print(zip(r, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            ctx.out.line(zip(r, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces))
         }
     }
 
     private func cell(_ s: String, _ width: Int) -> String {
-        let safe = Output.safe(s)
+        let safe = Console.safe(s)
         return safe.count > width ? String(safe.prefix(width - 1)) + "…" : safe
     }
 }

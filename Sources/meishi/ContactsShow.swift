@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsShow: ParsableCommand {
+struct ContactsShow: MeishiCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact.")
 
     @OptionGroup var global: GlobalOptions
@@ -14,11 +14,10 @@ struct ContactsShow: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let store = try ctx.contacts.open()
+    func run(_ ctx: Context) throws {
+        let store = try global.session(ctx).contacts.open()
         let c: Contact
-        do { c = try store.resolve(ref) } catch { throw MeishiFailure(error) }
-        if json { Output.json(Output.contactJSON(c)) } else { printContact(c) }
+        do { c = try store.resolve(ref) } catch { throw MeishiError.store(error) }
+        if json { ctx.out.json(CardRendering.json(c)) } else { ctx.out.line(CardRendering.contact(c)) }
     }
 }

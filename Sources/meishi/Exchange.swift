@@ -2,8 +2,9 @@ import ArgumentParser
 import Foundation
 import MeishiCard
 import MeishiKit
+import MeishiProximity
 
-struct Exchange: AsyncParsableCommand {
+struct Exchange: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Swap signed cards with a nearby person over the network.",
         discussion: """
@@ -23,7 +24,7 @@ struct Exchange: AsyncParsableCommand {
     var listen = false
 
     @Option(help: "Port for --listen (0: any free port).")
-    var port: Int = ExchangeService.defaultPort
+    var port: Int = ExchangeTransport.defaultPort
 
     @Option(help: ArgumentHelp("Connect to a listening peer.", valueName: "host:port"))
     var peer: String?
@@ -51,7 +52,7 @@ struct Exchange: AsyncParsableCommand {
     var timeout: DurationArgument = DurationArgument(argument: "60")!
 
     @Option(help: ArgumentHelp("Largest clock difference accepted for the peer's card.", valueName: "duration"))
-    var maxSkew: DurationArgument = DurationArgument(argument: "10m")!
+    var maxSkew: DurationArgument = .defaultMaximumSkew
 
     @Flag(help: "Print the result as JSON.")
     var json = false
@@ -76,16 +77,17 @@ struct Exchange: AsyncParsableCommand {
         return host.isEmpty ? nil : (host, port)
     }
 
-    func run() async throws {
-        if !yes, isatty(STDIN_FILENO) != 1 || !Terminal.available {
+    func run(_ ctx: Context) async throws {
+        let terminal = ctx.terminal
+        if !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal", hint: "run it on a terminal, or pass --yes (contacts are then stored as 'signed')",
                                 status: .usage)
         }
-        let ctx = try global.context()
-        let identity = try ctx.loadIdentity()
-        let card = try ctx.cards.loadCard()
+        let session = try global.session(ctx)
+        let identity = try session.loadIdentity()
+        let card = try session.cards.loadCard()
         let interactive = !yes && !json
-        let endpoint: ExchangeService.Endpoint
+        let endpoint: ExchangeEndpoint
         if listen {
             endpoint = .listen(host: nil, port: port)
         } else if let peer {
@@ -94,45 +96,45 @@ struct Exchange: AsyncParsableCommand {
         } else {
             endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { peers in
                 guard interactive else { return nil }
-                return Terminal.choose(peers)
+                return terminal.choose(peers)
             })
         }
         let yes = self.yes, quiet = json
-        let spinner = Spinner(enabled: !quiet && isatty(STDERR_FILENO) == 1)
-        let outcome = try await ExchangeService(home: ctx.home).run(
+        let out = ctx.out
+        let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError)
+        let outcome = try await ExchangeService(home: session.home).run(
             endpoint: endpoint, identity: identity, card: card, level: level, only: fields?.names,
-            timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
+            timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
             confirm: { code in
                 spinner.stop()
                 if yes {
-                    if !quiet { Output.note("code \(code) (not compared by a person: --yes)") }
+                    if !quiet { out.note("code \(code) (not compared by a person: --yes)") }
                     return true
                 }
-                return Terminal.ask("Check that the other screen shows \(code) — same? [y/N] ")
+                return terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ")
             },
-            log: { Output.note($0) },
+            log: { out.note($0) },
             listening: { [listen] port in
                 spinner.start(listen || peer == nil
                               ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                               : "connecting")
             })
         spinner.stop()
-        report(outcome, home: ctx.home)
+        report(outcome, home: session.home, out)
     }
 
-    func report(_ o: ExchangeService.Outcome, home: Home) {
-        Output.warnConflicts(o.stored)
+    func report(_ o: ExchangeService.Outcome, home: Home, _ out: Console) {
+        out.warnConflicts(o.stored)
         let c = o.contact
         if json {
-            Output.json(.object([
+            out.json(.object([
                 "result": .string(o.stored.name),
                 "code": .string(o.code), "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
-                "store": .string(home.databasePath), "contact": Output.contactJSON(c),
+                "store": .string(home.databasePath), "contact": CardRendering.json(c),
             ]))
             return
         }
-        print("received card from \(Output.safe(c.name ?? "(no name)")) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)")
-        print(Output.fieldLines(Output.orderedFields(c.fields)), terminator: "")
-        print("  did          \(c.did)")
+        out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
+                 + CardRendering.block(c.fields, rows: [("did", c.did)]))
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct Id: ParsableCommand {
+struct Id: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show your DID, fingerprint and key file.",
         discussion: "Reads only the public identity: no passphrase is needed.")
@@ -12,24 +12,24 @@ struct Id: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let pub = try ctx.identities.loadPublic()
-        let encrypted = try ctx.identities.isEncrypted()
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let pub = try session.identities.loadPublic()
+        let encrypted = try session.identities.isEncrypted()
         if json {
-            Output.json(.object([
+            ctx.out.json(.object([
                 "did": .string(pub.did),
                 "fingerprint": .string(pub.fingerprint),
-                "keyFile": .string(ctx.home.secretKeyPath),
+                "keyFile": .string(session.home.secretKeyPath),
                 "pubKey": .string(Base64URL.encode(pub.boxPublicKey.rawRepresentation)),
                 "encrypted": .bool(encrypted),
             ]))
             return
         }
-        print("""
+        ctx.out.line("""
             did          \(pub.did)
             fingerprint  \(pub.fingerprint)
-            secret key   \(ctx.home.secretKeyPath)\(encrypted ? " (encrypted)" : "")
+            secret key   \(session.home.secretKeyPath)\(encrypted ? " (encrypted)" : "")
             """)
     }
 }

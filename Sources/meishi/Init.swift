@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct Init: ParsableCommand {
+struct Init: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create your identity: an Ed25519 signing key and an X25519 key for sealed messages.",
         discussion: """
@@ -22,33 +22,31 @@ struct Init: ParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        if !force, ctx.identities.exists {
-            // Refuse before asking for a passphrase that would not be used.
-            _ = try ctx.identities.create(passphrase: nil, force: false, now: ctx.now)
-        }
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        // Refuse before asking for a passphrase that would not be used.
+        if !force { try session.identities.refuseExisting() }
         let secret = passphrase ? try ctx.passphrases.newPassphrase() : nil
         if passphrase, secret == nil {
             throw MeishiFailure("--passphrase needs a terminal or MEISHI_PASSPHRASE",
                                 hint: "MEISHI_PASSPHRASE=… meishi init --passphrase", status: .usage)
         }
-        let (identity, backup) = try ctx.identities.create(passphrase: secret, force: force, now: ctx.now)
+        let (identity, backup) = try session.identities.create(passphrase: secret, force: force, now: ctx.unixNow)
         let pub = identity.publicIdentity
         if json {
             var obj: [String: JSONValue] = [
                 "did": .string(pub.did), "fingerprint": .string(pub.fingerprint),
-                "keyFile": .string(ctx.home.secretKeyPath), "encrypted": .bool(passphrase),
+                "keyFile": .string(session.home.secretKeyPath), "encrypted": .bool(passphrase),
             ]
             if let backup { obj["backup"] = .string(backup) }
-            Output.json(.object(obj))
+            ctx.out.json(.object(obj))
             return
         }
-        if let backup { Output.note("previous key kept as \(backup)") }
-        print("""
+        if let backup { ctx.out.note("previous key kept as \(backup)") }
+        ctx.out.line("""
             created identity \(pub.did)
             fingerprint  \(pub.fingerprint)
-            secret key   \(ctx.home.secretKeyPath)\(passphrase ? " (encrypted)" : "")
+            secret key   \(session.home.secretKeyPath)\(passphrase ? " (encrypted)" : "")
             next: meishi card set name "Your Name"
             """)
     }

@@ -18,7 +18,7 @@ struct Meishi: AsyncParsableCommand {
         subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Exchange.self, Contacts.self])
 
     static func main() async {
-        Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst())))
+        Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst()), in: Context.live()))
     }
 
     /// The subcommand names at the start of `arguments` ("card", "set"), for help hints.
@@ -55,32 +55,39 @@ struct Meishi: AsyncParsableCommand {
         return path + globals + rest.dropFirst(path.count)
     }
 
-    /// Parses and runs one command line, printing errors as `meishi: error: …`.
-    static func run(arguments: [String]) async -> Int32 {
+    /// Parses and runs one command line on `ctx`, printing errors as `meishi: error: …`; returns
+    /// the exit status. Tests call it in-process with a recording context.
+    static func run(arguments: [String], in ctx: Context) async -> Int32 {
+        let out = ctx.out
         do {
             var command = try parseAsRoot(hoistingGlobalOptions(arguments))
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let meishiCommand = command as? any MeishiCommand {
+                try await meishiCommand.run(ctx)
             } else {
+                // A command group without a subcommand: argument parser prints its help.
                 try command.run()
             }
             return 0
         } catch let failure as MeishiFailure {
-            Output.report(failure)
+            out.report(failure)
+            return failure.status.rawValue
+        } catch let error as MeishiError {
+            let failure = MeishiFailure(error)
+            out.report(failure)
             return failure.status.rawValue
         } catch let code as ExitCode {
             return code.rawValue
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                print(fullMessage(for: error))
+                out.line(fullMessage(for: error))
                 return 0
             }
             var message = message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
             if let first = message.first { message = first.lowercased() + message.dropFirst() }
             let sub = commandPath(arguments).map { " " + $0 }.joined()
-            Output.report(MeishiFailure(message, hint: "see 'meishi\(sub) --help'",
-                                        status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
+            out.report(MeishiFailure(message, hint: "see 'meishi\(sub) --help'",
+                                     status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
             return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
         }
     }

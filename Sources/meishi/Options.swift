@@ -14,36 +14,21 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print diagnostics on standard error.")
     var verbose = false
 
-    /// The environment the command runs in.
-    func context() throws -> Context {
-        LoggingSystem.bootstrapOnce(level: verbose ? .debug : (ProcessInfo.processInfo.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning))
-        let env = ProcessInfo.processInfo.environment
-        return Context(home: try Home.resolve(flag: home, environment: env), environment: env, now: Date())
-    }
-}
-
-/// What a command runs against: the home, the environment and the clock.
-struct Context {
-    let home: Home
-    let environment: [String: String]
-    let now: Date
-
-    var identities: IdentityStore { IdentityStore(home: home) }
-    var cards: CardService { CardService(home: home) }
-    var contacts: ContactsService { ContactsService(home: home) }
-    var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment) }
-
-    func loadIdentity() throws -> Identity {
-        try identities.load(passphrases: passphrases)
+    /// The command's home, resolved from --home and the context's environment; starts logging.
+    func session(_ ctx: Context) throws(MeishiError) -> HomeSession {
+        let level = verbose ? .debug : (ctx.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning)
+        LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
+        return HomeSession(ctx: ctx, home: try Home.resolve(flag: home, environment: ctx.environment,
+                                                            workingDirectory: ctx.workingDirectory))
     }
 }
 
 extension LoggingSystem {
     nonisolated(unsafe) private static var bootstrapped = false
-    static func bootstrapOnce(level: Logger.Level) {
+    static func bootstrapOnce(level: Logger.Level, sink: Sink) {
         guard !bootstrapped else { return }
         bootstrapped = true
-        bootstrap { StderrLogHandler(label: $0, level: level) }
+        bootstrap { StderrLogHandler(label: $0, level: level, sink: sink) }
     }
 }
 
@@ -62,6 +47,10 @@ struct DurationArgument: ExpressibleByArgument {
         guard let s = DurationText.seconds(argument) else { return nil }
         seconds = s
     }
+    init(seconds: Int64) { self.seconds = seconds }
+
+    /// The `--max-skew` default: the card layer's window (10 minutes).
+    static let defaultMaximumSkew = DurationArgument(seconds: CardVerifier.defaultMaximumSkew)
     var defaultValueDescription: String { "\(seconds)s" }
 }
 

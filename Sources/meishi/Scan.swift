@@ -4,7 +4,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct Scan: ParsableCommand {
+struct Scan: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read QR codes from images; verify and store the meishi cards in them.",
         discussion: """
@@ -37,26 +37,30 @@ struct Scan: ParsableCommand {
         guard images.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("standard input can be read only once") }
     }
 
-    func run() throws {
-        let ctx = try global.context()
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let verifier = CardVerifier(clock: ctx.unixClock)
         var worst: MeishiFailure?
         var report: [JSONValue] = []
         func fail(_ f: MeishiFailure) {
-            if !json || !raw { Output.report(f) }
+            if !json || !raw { ctx.out.report(f) }
             if worst == nil || f.status.rawValue > worst!.status.rawValue { worst = f }
         }
         for file in images {
             var entry: [String: JSONValue] = ["file": .string(file)]
             defer { report.append(.object(entry)) }
             let codes: [ScannedCode]
-            do {
-                let bytes = try SecureFile.read(file, limit: QRService.maximumFileBytes)
+            do throws(MeishiError) {
+                let bytes = try ctx.read(file, limit: QRService.maximumFileBytes)
                 guard bytes.count <= QRService.maximumFileBytes else {
-                    throw MeishiFailure("\(file) is larger than \(QRService.maximumFileBytes >> 20) MiB", status: .dataError)
+                    let f = MeishiFailure("\(file) is larger than \(QRService.maximumFileBytes >> 20) MiB", status: .dataError)
+                    entry["error"] = .string(f.message)
+                    fail(f)
+                    continue
                 }
-                codes = try QRService.scan(bytes, now: ctx.now)
-            } catch let f as MeishiFailure {
-                let located = MeishiFailure("\(file): \(f.message)", hint: f.hint, status: f.status)
+                codes = try QRService.scan(bytes, verifier: verifier)
+            } catch {
+                let located = MeishiFailure(error).located(file)
                 entry["error"] = .string(located.message)
                 fail(located)
                 continue
@@ -70,17 +74,21 @@ struct Scan: ParsableCommand {
             var listed: [JSONValue] = []
             for code in codes {
                 if raw {
-                    if !json { FileHandle.standardOutput.write(Data(TextDecoding.rawOutput(code.bytes) + [0x0A])) }
+                    if !json { ctx.out.bytes(TextDecoding.rawOutput(code.bytes) + [0x0A]) }
                     listed.append(.object(codeJSON(code)))
                     continue
                 }
                 var obj = codeJSON(code)
-                do { try handle(code, file: file, ctx: ctx, into: &obj) } catch let f as MeishiFailure { fail(f) }
+                do { try handle(code, file: file, session: session, into: &obj) } catch let f as MeishiFailure {
+                    fail(f)
+                } catch let e as MeishiError {
+                    fail(MeishiFailure(e))
+                }
                 listed.append(.object(obj))
             }
             entry["codes"] = .array(listed)
         }
-        if json { Output.json(.object(["files": .array(report)])) }
+        if json { ctx.out.json(.object(["files": .array(report)])) }
         if let worst { throw ExitCode(worst.status.rawValue) }
     }
 
@@ -92,52 +100,54 @@ struct Scan: ParsableCommand {
         ]
     }
 
-    func handle(_ code: ScannedCode, file: String, ctx: Context, into obj: inout [String: JSONValue]) throws {
+    func handle(_ code: ScannedCode, file: String, session: HomeSession, into obj: inout [String: JSONValue]) throws {
+        let out = session.ctx.out
         switch code.content {
         case .card(let card):
             obj["verdict"] = .string("valid")
             obj["payload"] = card.payload.jsonValue()
             if dryRun {
                 obj["stored"] = .bool(false)
-                if !json { printCard(card) }
+                if !json { printCard(card, out) }
                 return
             }
-            let outcome = try ctx.contacts.add(card, trust: .signed, source: "qr", now: ctx.now)
+            let outcome = try session.contacts.add(card, trust: .signed, source: "qr", now: session.ctx.unixNow)
             obj["stored"] = .bool(true)
             obj["result"] = .string(outcome.name)
-            obj["contact"] = Output.contactJSON(outcome.contact)
-            if !json { Output.reportStored(outcome) }
+            obj["contact"] = CardRendering.json(outcome.contact)
+            if !json { out.reportStored(outcome) }
         case .invalidCard(let e):
             obj["verdict"] = .string(e.verdict)
             obj["reason"] = .string(e.reason)
-            throw MeishiFailure("\(file): \(e.reason)", status: .dataError)
+            throw MeishiFailure(e).located(file)
         case .contact(let c):
             obj["contact"] = .object(["fields": .object(c.fields.mapValues { .array($0.map(JSONValue.string)) })])
             if !json {
-                print("\(c.format) (unsigned) for \(Output.safe(c.name ?? "(no name)"))")
-                print(Output.fieldLines(Output.orderedFields(c.fields)), terminator: "")
+                var fields: [FieldName: [String]] = [:]
+                for (n, v) in c.fields { if let f = try? FieldName(n) { fields[f] = v } }
+                out.line("\(Console.safe(c.format)) (unsigned) for \(CardRendering.name(c.name))")
+                if !fields.isEmpty { out.line(CardRendering.block(fields, rows: [])) }
             }
             guard importContacts, !dryRun else {
                 obj["stored"] = .bool(false)
-                if !json && !dryRun { Output.note("not stored: use --import to keep it as an unsigned contact") }
+                if !json && !dryRun { out.note("not stored: use --import to keep it as an unsigned contact") }
                 return
             }
-            let outcome = try QRService.importUnsigned(c, raw: code.bytes, home: ctx.home, now: ctx.now)
+            let outcome = try QRService.importUnsigned(c, raw: code.bytes, into: try session.contacts.open(), now: session.ctx.unixNow)
             obj["stored"] = .bool(true)
             obj["result"] = .string(outcome.name)
-            if !json { Output.reportStored(outcome) }
+            if !json { out.reportStored(outcome) }
         case .other:
             obj["verdict"] = .string("not-a-card")
             let preview = code.text.count > 120 ? String(code.text.prefix(120)) + "…" : code.text
-            throw MeishiFailure("\(file): not a meishi card: \"\(Output.safe(preview))\"", hint: "use --raw to print any QR code's text",
+            throw MeishiFailure("\(file): not a meishi card: \"\(Console.safe(preview))\"", hint: "use --raw to print any QR code's text",
                                 status: .dataError)
         }
     }
 
-    func printCard(_ card: VerifiedCard) {
+    func printCard(_ card: VerifiedCard, _ out: Console) {
         let p = card.payload
-        print("valid card from \(Output.safe(p.displayName ?? "(no name)")) (not stored: --dry-run)")
-        print(Output.fieldLines(p.orderedFields), terminator: "")
-        print("  did          \(p.senderDID)")
+        out.line("valid card from \(CardRendering.name(p.displayName)) (not stored: --dry-run)\n"
+                 + CardRendering.block(CardRendering.fields(of: p), rows: [("did", p.senderDID)]))
     }
 }

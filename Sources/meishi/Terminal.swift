@@ -1,67 +1,108 @@
 import Foundation
+import MeishiCard
+import MeishiCrypto
+import MeishiProximity
 
-/// Questions and progress on the controlling terminal (stderr side), never on stdout.
-enum Terminal {
-    static var available: Bool {
+/// The process's controlling terminal: questions on /dev/tty (never on stdout), hidden input.
+struct LiveTerminal: TerminalIO {
+    var isInteractive: Bool {
+        guard isatty(STDIN_FILENO) == 1 else { return false }
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return false }
         close(fd)
         return true
     }
 
-    /// Asks a yes/no question on /dev/tty; anything but y/yes is no.
-    static func ask(_ question: String) -> Bool {
-        guard let tty = fopen("/dev/tty", "r+") else { return false }
+    var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    var width: Int? {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 || ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0,
+              size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    func ask(_ question: String) -> String? {
+        guard let tty = fopen("/dev/tty", "r+") else { return nil }
         defer { fclose(tty) }
         fputs(question, tty)
         fflush(tty)
-        var line = [CChar](repeating: 0, count: 64)
-        guard fgets(&line, Int32(line.count), tty) != nil else { return false }
-        let answer = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        return answer == "y" || answer == "yes"
+        var line = [CChar](repeating: 0, count: 256)
+        guard fgets(&line, Int32(line.count), tty) != nil else { return nil }
+        return String(cString: line).trimmingCharacters(in: .newlines)
+    }
+
+    func readHidden(_ prompt: String) -> SecureBytes? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard isatty(fd) == 1 else { return nil }
+        var old = termios()
+        guard tcgetattr(fd, &old) == 0 else { return nil }
+        var quiet = old
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        quiet.c_lflag |= tcflag_t(ECHONL)
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        tcsetattr(fd, TCSAFLUSH, &quiet)
+        defer { tcsetattr(fd, TCSAFLUSH, &old) }
+        var line = [UInt8](repeating: 0, count: 1025)
+        defer { wipe(&line) }
+        var count = 0
+        var byte: UInt8 = 0
+        while count < 1024, read(fd, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {
+            line[count] = byte
+            count += 1
+        }
+        byte = 0
+        return SecureBytes(copying: line[0..<count])
     }
 }
 
-import MeishiCard
-import MeishiProximity
+extension TerminalIO {
+    /// Asks a yes/no question; anything but y/yes is no.
+    func confirm(_ question: String) -> Bool {
+        guard let answer = ask(question)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return answer == "y" || answer == "yes"
+    }
 
-extension Terminal {
     /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).
-    static func choose(_ peers: [DiscoveredPeer]) -> DiscoveredPeer? {
-        guard let tty = fopen("/dev/tty", "r+") else { return nil }
-        defer { fclose(tty) }
-        fputs("\rseveral people are announcing:\u{1B}[K\n", tty)
+    func choose(_ peers: [DiscoveredPeer]) -> DiscoveredPeer? {
+        var question = "\r\u{1B}[Kseveral people are announcing:\n"
         for (n, p) in peers.enumerated() {
-            fputs("  \(n + 1)) \(TerminalText.sanitized(p.announcement.alias ?? "(no alias)")) at \(p.host)\n", tty)
+            question += "  \(n + 1)) \(TerminalText.sanitized(p.announcement.alias ?? "(no alias)")) at \(p.host)\n"
         }
-        fputs("Which one? [1-\(peers.count)] ", tty)
-        fflush(tty)
-        var line = [CChar](repeating: 0, count: 32)
-        guard fgets(&line, Int32(line.count), tty) != nil,
-              let n = Int(String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)), (1...peers.count).contains(n) else { return nil }
+        question += "Which one? [1-\(peers.count)] "
+        guard let answer = ask(question), let n = Int(answer.trimmingCharacters(in: .whitespaces)), (1...peers.count).contains(n) else {
+            return nil
+        }
         return peers[n - 1]
     }
 }
 
-/// A one-line spinner on stderr while waiting (only on a terminal).
+/// A one-line spinner on standard error while waiting (only on a terminal; else one note).
 final class Spinner: @unchecked Sendable {
     private let enabled: Bool
+    private let sink: Sink
     private var timer: DispatchSourceTimer?
     private let queue = DispatchQueue(label: "meishi.spinner")
 
-    init(enabled: Bool) { self.enabled = enabled }
+    init(enabled: Bool, sink: Sink) {
+        self.enabled = enabled
+        self.sink = sink
+    }
 
     func start(_ text: String) {
         guard enabled else {
-            FileHandle.standardError.write(Data("meishi: \(text)\n".utf8))
+            sink.write(Array("meishi: \(text)\n".utf8))
             return
         }
         let frames = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
         var n = 0
         let t = DispatchSource.makeTimerSource(queue: queue)
         t.schedule(deadline: .now(), repeating: .milliseconds(100))
-        t.setEventHandler {
-            FileHandle.standardError.write(Data("\r\(frames[n % frames.count]) \(text)\u{1B}[K".utf8))
+        t.setEventHandler { [sink] in
+            sink.write(Array("\r\(frames[n % frames.count]) \(text)\u{1B}[K".utf8))
             n += 1
         }
         queue.sync { timer = t }
@@ -73,7 +114,7 @@ final class Spinner: @unchecked Sendable {
             guard let t = timer else { return }
             t.cancel()
             timer = nil
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            sink.write(Array("\r\u{1B}[K".utf8))
         }
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct Verify: ParsableCommand {
+struct Verify: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a signed card without storing it.",
         discussion: """
@@ -17,31 +17,31 @@ struct Verify: ParsableCommand {
     var file: String
 
     @Option(help: ArgumentHelp("How far in the future a timestamp may be (e.g. 10m).", valueName: "duration"))
-    var maxSkew: DurationArgument = DurationArgument(argument: "10m")!
+    var maxSkew: DurationArgument = .defaultMaximumSkew
 
     @Flag(help: "Print the verdict and the payload as JSON.")
     var json = false
 
-    func run() throws {
-        let ctx = try global.context()
-        let data = try SecureFile.read(file, limit: ProximityPayload.maximumEncodedSize)
+    func run(_ ctx: Context) throws {
+        _ = try global.session(ctx)
+        let data = try ctx.read(file, limit: ProximityPayload.maximumEncodedSize)
         do {
-            let card = try CardService.verify(data, now: ctx.now, maximumSkew: maxSkew.seconds)
-            report(card)
+            let card = try CardVerifier(maximumSkew: maxSkew.seconds, clock: ctx.unixClock).verify(data)
+            report(card, ctx.out)
         } catch {
             let e = error
             if json {
-                Output.json(.object(["valid": .bool(false), "verdict": .string(e.verdict), "reason": .string(e.reason)]))
+                ctx.out.json(.object(["valid": .bool(false), "verdict": .string(e.verdict), "reason": .string(e.reason)]))
             }
-            throw MeishiFailure(e)
+            throw MeishiError.payload(e)
         }
     }
 
-    private func report(_ card: VerifiedCard) {
+    private func report(_ card: VerifiedCard, _ out: Console) {
         let p = card.payload
-        let fingerprint = PublicIdentity.fingerprint(of: p.signPubKey)
+        let fingerprint = p.signPubKey.fingerprint
         if json {
-            Output.json(.object([
+            out.json(.object([
                 "valid": .bool(true), "verdict": .string("valid"), "did": .string(p.senderDID),
                 "fingerprint": .string(fingerprint), "level": .string(p.level.rawValue),
                 "timestamp": .number(Double(p.timestamp)), "ageSeconds": .number(Double(card.ageSeconds)),
@@ -49,13 +49,9 @@ struct Verify: ParsableCommand {
             ]))
             return
         }
-        print("valid card from \(Output.safe(p.displayName ?? "(no name)"))")
-        print(Output.fieldLines(p.orderedFields), terminator: "")
-        print("""
-              did          \(p.senderDID)
-              fingerprint  \(fingerprint)
-              level        \(p.level.rawValue)
-              signed       \(Output.date(p.timestamp)) (\(Output.age(card.ageSeconds)))
-            """)
+        out.line("valid card from \(CardRendering.name(p.displayName))\n" + CardRendering.block(CardRendering.fields(of: p), rows: [
+            ("did", p.senderDID), ("fingerprint", fingerprint), ("level", p.level.rawValue),
+            ("signed", "\(CardRendering.date(p.timestamp)) (\(CardRendering.age(card.ageSeconds)))"),
+        ]))
     }
 }

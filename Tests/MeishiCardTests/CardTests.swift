@@ -111,7 +111,7 @@ import Testing
 
     @Test func parsesAndRoundTrips() throws {
         let p = try parse { _ in }
-        #expect(p.cardFields["email"] == .multiple(["m@example.org"]))
+        #expect(p.cardFields[.email] == .multiple(["m@example.org"]))
         #expect(p.jsonValue() == .object(Self.base))
         #expect(p.canonicalJSON == JCS.canonicalize(.object(Self.base)))
         let input = p.signingInput

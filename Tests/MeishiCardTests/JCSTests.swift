@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MeishiCard
+import MeishiCrypto
 
 /// RFC 8785 examples: section 3.2.2 (sample), 3.2.3 (sorting) and Appendix B (numbers).
 @Suite struct JCSTests {
@@ -105,9 +106,9 @@ import Testing
         let vectors = try Fixtures.json("external/did_key_ed25519.json") as! [[String: Any]]
         #expect(vectors.count >= 5)
         for v in vectors {
-            let key = Hex.decode(v["ed25519_public_key"] as! String)!
+            let key = try Ed25519.PublicKey(rawRepresentation: Hex.decode(v["ed25519_public_key"] as! String)!)
             let did = v["did"] as! String
-            #expect(DIDKey.did(forEd25519: key) == did)
+            #expect(DIDKey.did(for: key) == did)
             #expect(did.hasPrefix("did:key:z6Mk"))
             #expect(DIDKey.ed25519PublicKey(from: did) == key)
         }

@@ -179,11 +179,10 @@ import MeishiKit
 
     @Test func peerTextIsSanitised() throws {
         let evil = Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey())
-        var p = ProximityPayload(disclosed: [:], level: .public, shareId: SecureRandom.uuidV4(),
-                                 signPubKey: evil.signingKey.publicKey.rawRepresentation,
-                                 pubKey: evil.boxKey.publicKey.rawRepresentation, timestamp: Int64(Date().timeIntervalSince1970))
-        p.cardFields = ["name": .single("Eve\u{1B}[2J\u{1B}]0;pwned\u{7}\u{202E}gnp.exe"), "org": .single("Org\r\nFake: line")]
-        p.payloadSignature = evil.signingKey.signature(for: p.signingInput).rawRepresentation
+        var p = try ProximityPayload.sign(disclosed: [.name: ["Eve"]], level: .public, signingKey: evil.signingKey,
+                                          boxKey: evil.boxKey.publicKey, timestamp: Int64(Date().timeIntervalSince1970)).payload
+        p.cardFields = [.name: .single("Eve\u{1B}[2J\u{1B}]0;pwned\u{7}\u{202E}gnp.exe"), .org: .single("Org\r\nFake: line")]
+        p = p.signed(with: evil.signingKey).payload
         let cli = try CLI.withCard()
         for args in [["verify", "-"], ["contacts", "add", "-"], ["contacts", "list"], ["contacts", "show", "1"]] {
             let r = try cli.run(args, stdin: Data(p.canonicalJSON))

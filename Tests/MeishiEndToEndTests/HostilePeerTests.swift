@@ -12,7 +12,7 @@ import MeishiCrypto
     /// Connects, completes the handshake as the dialer and confirms the code.
     static func confirmedSession(port: Int) throws -> (Wire, ExchangeSession) {
         var wire = Wire(fd: RelayAttackTests.connectSocket(port))
-        let session = ExchangeSession(role: .dialer)
+        let session = ExchangeSession(role: .dialer, verifier: Self.verifier)
         wire.write(session.start()!)
         try session.receive(try wire.read()).send.forEach { wire.write($0) }
         _ = try session.receive(try wire.read())  // the listener's CONFIRM (--yes)
@@ -28,13 +28,13 @@ import MeishiCrypto
         close(wire.fd)
     }
 
-    static func card(_ key: Ed25519.SigningKey, age: Int64 = 0, did: String? = nil) -> ProximityPayload {
-        var p = ProximityPayload(disclosed: [.name: ["Mallory"]], level: .public, shareId: SecureRandom.uuidV4(),
-                                 signPubKey: key.publicKey.rawRepresentation, pubKey: X25519.SecretKey().publicKey.rawRepresentation,
-                                 timestamp: Int64(Date().timeIntervalSince1970) - age)
+    static let verifier = CardVerifier(clock: { Int64(Date().timeIntervalSince1970) })
+
+    static func card(_ key: Ed25519.SigningKey, age: Int64 = 0, did: String? = nil) -> SignedCard {
+        var p = try! ProximityPayload.sign(disclosed: [.name: ["Mallory"]], level: .public, signingKey: key,
+                                           boxKey: X25519.SecretKey().publicKey, timestamp: Int64(Date().timeIntervalSince1970) - age).payload
         if let did { p.senderDID = did }
-        p.payloadSignature = key.signature(for: p.signingInput).rawRepresentation
-        return p
+        return p.signed(with: key)
     }
 
     @Test func everyAttackIsRefusedAndTheListenerStaysUp() throws {
@@ -50,7 +50,7 @@ import MeishiCrypto
         // 2. A confirmation with a broken authentication tag.
         do {
             var wire = Wire(fd: RelayAttackTests.connectSocket(port))
-            let s = ExchangeSession(role: .dialer)
+            let s = ExchangeSession(role: .dialer, verifier: Self.verifier)
             wire.write(s.start()!)
             try s.receive(try wire.read()).send.forEach { wire.write($0) }
             _ = try s.receive(try wire.read())
@@ -61,12 +61,12 @@ import MeishiCrypto
             close(wire.fd)
         }
         // 3. A card whose DID names another key (signed correctly by its signPubKey).
-        let someoneElse = DIDKey.did(forEd25519: Ed25519.SigningKey().publicKey.rawRepresentation)
+        let someoneElse = DIDKey.did(for: Ed25519.SigningKey().publicKey)
         try Self.sendCard(port: port) { $0.card(Self.card(mallory, did: someoneElse), signedBy: mallory) }
         // 4. A card replayed with a binding from another session.
         let replayed = Self.card(mallory)
-        let foreign = mallory.signature(for: ExchangeSession.bindingInput(transcriptHash: [UInt8](repeating: 7, count: 32), payload: replayed))
-        try Self.sendCard(port: port) { $0.sealForTesting(0x30, foreign.rawRepresentation + replayed.canonicalJSON) }
+        let foreign = mallory.signature(for: ExchangeSession.bindingInput(transcriptHash: [UInt8](repeating: 7, count: 32), cardBytes: replayed.bytes))
+        try Self.sendCard(port: port) { $0.seal(.card, foreign.rawRepresentation + replayed.bytes) }
         // 5. A card signed an hour ago.
         try Self.sendCard(port: port) { $0.card(Self.card(mallory, age: 3600), signedBy: mallory) }
 

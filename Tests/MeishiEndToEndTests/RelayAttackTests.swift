@@ -63,7 +63,8 @@ import MeishiCard
             let b = Self.connectSocket(bobPort)
             defer { close(a); close(b) }
             var toAlice = Wire(fd: a), toBob = Wire(fd: b)
-            let asAlice = ExchangeSession(role: .dialer), asBob = ExchangeSession(role: .listener)
+            let asAlice = ExchangeSession(role: .dialer, verifier: HostilePeerTests.verifier)
+            let asBob = ExchangeSession(role: .listener, verifier: HostilePeerTests.verifier)
             do {
                 let hello = try toAlice.read()
                 let response = try asBob.receive(hello).send
@@ -83,7 +84,7 @@ import MeishiCard
                 // binding fails the same way: tested in ExchangeSessionTests).
                 let aliceCard = asBob.peerCard!
                 let forgedBinding = [UInt8](repeating: 0, count: 64)
-                toBob.write(asAlice.sealForTesting(0x30, forgedBinding + aliceCard.canonicalJSON))
+                toBob.write(asAlice.seal(.card, forgedBinding + aliceCard.bytes))
                 _ = try? toBob.read()  // Bob's REJECT, then Bob closes
             } catch {}
         }

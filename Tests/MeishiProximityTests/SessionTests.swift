@@ -9,11 +9,25 @@ import MeishiCrypto
     struct Person {
         let key = Ed25519.SigningKey()
         let box = X25519.SecretKey()
-        func card(_ name: String, at time: Int64 = Int64(Date().timeIntervalSince1970)) -> ProximityPayload {
-            var p = ProximityPayload(disclosed: [.name: [name]], level: .public, shareId: SecureRandom.uuidV4(),
-                                     signPubKey: key.publicKey.rawRepresentation, pubKey: box.publicKey.rawRepresentation, timestamp: time)
-            p.payloadSignature = key.signature(for: p.signingInput).rawRepresentation
-            return p
+        func card(_ name: String, at time: Int64 = Int64(Date().timeIntervalSince1970)) -> SignedCard {
+            try! ProximityPayload.sign(disclosed: [.name: [name]], level: .public, signingKey: key, boxKey: box.publicKey, timestamp: time)
+        }
+    }
+
+    /// The verifier an exchange uses: everything `meishi verify` checks, within 10 minutes either way.
+    static let verifier = CardVerifier(maximumSkew: 600, maximumAge: 600, clock: { Int64(Date().timeIntervalSince1970) })
+
+    static func session(_ role: ExchangeSession.Role) -> ExchangeSession { ExchangeSession(role: role, verifier: verifier) }
+
+    /// Events as comparable names; a received card as the name it carries.
+    static func names(_ events: [ExchangeSession.Event]) -> [String] {
+        events.map { e in
+            switch e {
+            case .codeReady(let c): "code \(c)"
+            case .peerConfirmed: "confirmed"
+            case .cardReceived(let card): "card \(card.payload.displayName ?? "")"
+            case .peerAcknowledged: "acknowledged"
+            }
         }
     }
 
@@ -34,7 +48,7 @@ import MeishiCrypto
 
     /// Runs the handshake; returns both sessions with their codes ready.
     static func handshake() throws -> (ExchangeSession, ExchangeSession) {
-        let dialer = ExchangeSession(role: .dialer), listener = ExchangeSession(role: .listener)
+        let dialer = Self.session(.dialer), listener = Self.session(.listener)
         let r1 = try deliver([dialer.start()!], to: listener)
         let r2 = try deliver(r1.send, to: dialer)
         #expect(r2.events.count == 1)
@@ -49,14 +63,17 @@ import MeishiCrypto
         #expect(d.code!.count == 7 && d.code!.dropFirst(3).first == " ")
         #expect(d.transcriptHash == l.transcriptHash)
         let mei = Person(), ken = Person()
-        #expect(try Self.deliver([d.confirm(true)], to: l).events == [.peerConfirmed])
-        #expect(try Self.deliver([l.confirm(true)], to: d).events == [.peerConfirmed])
+        #expect(Self.names(try Self.deliver([d.confirm(true)], to: l).events) == ["confirmed"])
+        #expect(Self.names(try Self.deliver([l.confirm(true)], to: d).events) == ["confirmed"])
         let meiCard = mei.card("Mei"), kenCard = ken.card("Ken")
-        #expect(try Self.deliver([d.card(meiCard, signedBy: mei.key)], to: l).events == [.cardReceived(meiCard)])
-        #expect(try Self.deliver([l.card(kenCard, signedBy: ken.key)], to: d).events == [.cardReceived(kenCard)])
+        #expect(Self.names(try Self.deliver([d.card(meiCard, signedBy: mei.key)], to: l).events) == ["card Mei"])
+        #expect(Self.names(try Self.deliver([l.card(kenCard, signedBy: ken.key)], to: d).events) == ["card Ken"])
+        // Each side keeps the peer's card exactly as it arrived, verified.
+        #expect(l.peerCard?.bytes == meiCard.bytes && l.peerCard?.payload == meiCard.payload)
+        #expect(d.peerCard?.bytes == kenCard.bytes)
         #expect(!d.isComplete && !l.isComplete)
-        #expect(try Self.deliver([l.acknowledge()], to: d).events == [.peerAcknowledged])
-        #expect(try Self.deliver([d.acknowledge()], to: l).events == [.peerAcknowledged])
+        #expect(Self.names(try Self.deliver([l.acknowledge()], to: d).events) == ["acknowledged"])
+        #expect(Self.names(try Self.deliver([d.acknowledge()], to: l).events) == ["acknowledged"])
         #expect(d.isComplete && l.isComplete)
     }
 
@@ -72,8 +89,8 @@ import MeishiCrypto
     @Test func relayInTheMiddleShowsDifferentCodes() throws {
         var differing = 0
         for _ in 0..<20 {
-            let alice = ExchangeSession(role: .dialer), bob = ExchangeSession(role: .listener)
-            let relayToBob = ExchangeSession(role: .dialer), relayToAlice = ExchangeSession(role: .listener)
+            let alice = Self.session(.dialer), bob = Self.session(.listener)
+            let relayToBob = Self.session(.dialer), relayToAlice = Self.session(.listener)
             let hello = alice.start()!
             let relayHello = relayToBob.start()!
             let bobResponse = try Self.deliver([relayHello], to: bob).send
@@ -91,7 +108,7 @@ import MeishiCrypto
     }
 
     @Test func revealThatDoesNotMatchTheCommitment() throws {
-        let d = ExchangeSession(role: .dialer), l = ExchangeSession(role: .listener)
+        let d = Self.session(.dialer), l = Self.session(.listener)
         _ = try Self.deliver([d.start()!], to: l)
         let other = X25519.SecretKey()
         let forged = [UInt8(0x03)] + other.publicKey.rawRepresentation + SecureRandom.bytes(32)
@@ -107,11 +124,11 @@ import MeishiCrypto
         #expect(try d3.feed([0, 0, 0, 10, 1, 2]).isEmpty)  // truncated: waits, never crashes
         #expect(d3.pendingByteCount == 6)
 
-        let l = ExchangeSession(role: .listener)
+        let l = Self.session(.listener)
         #expect(throws: ExchangeError.unsupportedVersion(2)) { try l.receive([0x01, 2] + [UInt8](repeating: 0, count: 32)) }
-        #expect(throws: ExchangeError.self) { try ExchangeSession(role: .listener).receive([0x7F]) }
-        #expect(throws: ExchangeError.self) { try ExchangeSession(role: .listener).receive([0x10, 1, 2, 3]) }
-        #expect(throws: ExchangeError.self) { try ExchangeSession(role: .dialer).receive([0x01, 1] + [UInt8](repeating: 0, count: 32)) }
+        #expect(throws: ExchangeError.self) { try Self.session(.listener).receive([0x7F]) }
+        #expect(throws: ExchangeError.self) { try Self.session(.listener).receive([0x10, 1, 2, 3]) }
+        #expect(throws: ExchangeError.self) { try Self.session(.dialer).receive([0x01, 1] + [UInt8](repeating: 0, count: 32)) }
 
         let (d, l2) = try Self.handshake()
         var sealed = d.confirm(true)
@@ -126,44 +143,61 @@ import MeishiCrypto
         _ = try Self.deliver([d1.confirm(true)], to: l1)
         _ = try Self.deliver([l1.confirm(true)], to: d1)
         let captured = mei.card("Mei")
-        let binding = ExchangeSession.bindingInput(transcriptHash: d1.transcriptHash!, payload: captured)
+        let binding = ExchangeSession.bindingInput(transcriptHash: d1.transcriptHash!, cardBytes: captured.bytes)
         let oldSignature = mei.key.signature(for: binding).rawRepresentation
 
         // ...replayed by someone else inside a new session is refused.
         let (d2, l2) = try Self.handshake()
         _ = try Self.deliver([d2.confirm(true)], to: l2)
         _ = try Self.deliver([l2.confirm(true)], to: d2)
-        let replay = sealedCard(d2, oldSignature + captured.canonicalJSON)
+        let replay = sealedCard(d2, oldSignature + captured.bytes)
         #expect(throws: ExchangeError.bindingInvalid) { try l2.receive(replay) }
 
-        // A payload whose DID does not match its key, and a stale one, go through the verifier.
+        // A payload whose DID does not match its key goes through the session's own verifier.
         let (d3, l3) = try Self.handshake()
-        l3.verifyPayload = { (raw: [UInt8]) throws(PayloadError) -> ProximityPayload in
-            let p = try ProximityPayload.parse(raw)
-            guard DIDKey.ed25519PublicKey(from: p.senderDID) == p.signPubKey else { throw .keyMismatch }
-            guard abs(Int64(Date().timeIntervalSince1970) - p.timestamp) <= 600 else { throw .malformed("stale") }
-            return p
-        }
         _ = try Self.deliver([d3.confirm(true)], to: l3)
         _ = try Self.deliver([l3.confirm(true)], to: d3)
-        var mismatched = mei.card("Mei")
-        mismatched.senderDID = DIDKey.did(forEd25519: Person().key.publicKey.rawRepresentation)
-        mismatched.payloadSignature = mei.key.signature(for: mismatched.signingInput).rawRepresentation
-        #expect(throws: ExchangeError.invalidCard(.keyMismatch)) { try l3.receive(d3.card(mismatched, signedBy: mei.key)) }
+        var mismatched = mei.card("Mei").payload
+        mismatched.senderDID = DIDKey.did(for: Person().key.publicKey)
+        let forged = mismatched.signed(with: mei.key)
+        #expect(throws: ExchangeError.invalidCard(.keyMismatch)) { try l3.receive(d3.card(forged, signedBy: mei.key)) }
+        #expect(l3.peerCard == nil)
+    }
+
+    /// There is no way around the verifier: a card with a bad signature, a forged binding over a
+    /// valid card, or the QR text form inside a CARD are all refused by the session itself.
+    @Test func unverifiedCardsNeverPass() throws {
+        let mei = Person()
+        var tampered = mei.card("Mei").payload
+        tampered.cardFields[.name] = .single("Mallory")
+        let (d, l) = try Self.handshake()
+        _ = try Self.deliver([d.confirm(true)], to: l)
+        _ = try Self.deliver([l.confirm(true)], to: d)
+        let badSignature = tampered.canonicalJSON
+        let binding = mei.key.signature(for: ExchangeSession.bindingInput(transcriptHash: d.transcriptHash!, cardBytes: badSignature))
+        #expect(throws: ExchangeError.invalidCard(.badSignature)) { try l.receive(sealedCard(d, binding.rawRepresentation + badSignature)) }
+
+        let (d2, l2) = try Self.handshake()
+        _ = try Self.deliver([d2.confirm(true)], to: l2)
+        _ = try Self.deliver([l2.confirm(true)], to: d2)
+        let text = Array(CardQRText.encode(mei.card("Mei").payload).utf8)
+        let textBinding = mei.key.signature(for: ExchangeSession.bindingInput(transcriptHash: d2.transcriptHash!, cardBytes: text))
+        #expect(throws: ExchangeError.self) { try l2.receive(sealedCard(d2, textBinding.rawRepresentation + text)) }
+        #expect(l.peerCard == nil && l2.peerCard == nil)
     }
 
     @Test func staleCardIsRefused() throws {
         let mei = Person()
         let (d, l) = try Self.handshake()
-        l.verifyPayload = { (raw: [UInt8]) throws(PayloadError) -> ProximityPayload in
-            let p = try ProximityPayload.parse(raw)
-            guard abs(Int64(Date().timeIntervalSince1970) - p.timestamp) <= 600 else { throw .malformed("stale") }
-            return p
-        }
         _ = try Self.deliver([d.confirm(true)], to: l)
         _ = try Self.deliver([l.confirm(true)], to: d)
         let stale = mei.card("Mei", at: Int64(Date().timeIntervalSince1970) - 3600)
-        #expect(throws: ExchangeError.invalidCard(.malformed("stale"))) { try l.receive(d.card(stale, signedBy: mei.key)) }
+        #expect {
+            try l.receive(d.card(stale, signedBy: mei.key))
+        } throws: { error in
+            guard case ExchangeError.invalidCard(.tooOld(let s)) = error else { return false }
+            return s >= 3600
+        }
     }
 
     @Test func cardBeforeConfirmationIsAViolation() throws {
@@ -176,7 +210,7 @@ import MeishiCrypto
 
     /// Builds a sealed CARD with arbitrary content, as a hostile peer would.
     func sealedCard(_ session: ExchangeSession, _ content: [UInt8]) -> [UInt8] {
-        session.sealForTesting(0x30, content)
+        session.seal(.card, content)
     }
 }
 

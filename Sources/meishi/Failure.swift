@@ -1,5 +1,5 @@
 /// Process exit statuses (sysexits.h), documented in the man page.
-public enum ExitStatus: Int32, Sendable {
+enum ExitStatus: Int32, Sendable {
     case ok = 0
     case failure = 1
     /// EX_USAGE: wrong arguments or options.
@@ -17,16 +17,21 @@ public enum ExitStatus: Int32, Sendable {
 }
 
 /// An error as the user sees it: what failed and why, a likely fix, and the exit status.
-public struct MeishiFailure: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public var hint: String?
-    public var status: ExitStatus
+struct MeishiFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    var message: String
+    var hint: String?
+    var status: ExitStatus
 
-    public init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
+    init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
         self.message = message
         self.hint = hint
         self.status = status
     }
 
-    public var description: String { message }
+    var description: String { message }
+
+    /// The same failure with `context` ("card.png") before its message.
+    func located(_ context: String) -> MeishiFailure {
+        MeishiFailure("\(context): \(message)", hint: hint, status: status)
+    }
 }

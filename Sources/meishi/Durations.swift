@@ -1,8 +1,8 @@
 import Foundation
 
 /// Parses durations as meishi's options take them: `30` (seconds), `90s`, `10m`, `24h`, `7d`.
-public enum DurationText {
-    public static func seconds(_ text: String) -> Int64? {
+enum DurationText {
+    static func seconds(_ text: String) -> Int64? {
         let t = text.trimmingCharacters(in: .whitespaces).lowercased()
         guard let last = t.last else { return nil }
         let unit: Int64

@@ -1,0 +1,51 @@
+import MeishiCard
+import MeishiCrypto
+import MeishiProximity
+import MeishiQR
+import MeishiStore
+
+/// Everything the meishi services can fail with. Cases say what failed and carry the facts;
+/// the command-line front end turns them into words, hints and exit statuses.
+public enum MeishiError: Error, Sendable {
+    // Files and the home
+    /// A file could not be read; `missing` when it does not exist.
+    case cannotRead(path: String, reason: String, missing: Bool)
+    case isDirectory(path: String)
+    case cannotWrite(path: String, reason: String)
+    case alreadyExists(path: String)
+    case homeNotDirectory(path: String)
+    case cannotCreateHome(path: String, reason: String)
+    /// Neither a home was given nor can one be derived from `HOME`.
+    case noHome
+
+    // The identity
+    case noIdentity(home: String)
+    case identityExists(home: String)
+    /// `identity.key` or `identity.json` is not a meishi identity file (or is inconsistent).
+    case identityDamaged(path: String)
+    /// The secret key file is readable by group or others.
+    case keyExposed(path: String, mode: UInt32)
+    /// The key file asks for Argon2id limits above those of docs/PROTOCOL.md.
+    case keyLimitsTooHigh(path: String, operations: UInt64, memoryBytes: Int)
+    case passphraseNeeded
+    case emptyPassphrase
+    case passphrasesDiffer
+    case wrongPassphrase(path: String)
+    case cannotDecrypt(path: String, CryptoError)
+    case cannotEncrypt(CryptoError)
+    case cannotBackUp(path: String, reason: String)
+
+    // The user's card
+    case cardFileDamaged(path: String, reason: String)
+    /// A signed share would exceed the payload size limit.
+    case shareTooLarge(bytes: Int)
+    /// A card being stored is the user's own.
+    case ownCard
+
+    // The layers below
+    case card(CardError)
+    case payload(PayloadError)
+    case store(StoreError)
+    case qr(QRError)
+    case exchange(ExchangeFailure)
+}

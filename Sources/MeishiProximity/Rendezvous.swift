@@ -1,0 +1,101 @@
+import MeishiCard
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The discovery rules of docs/PROTOCOL.md §5.5: which announcing peer to pair with, and who dials.
+///
+/// With a code, the first peer whose tag matches it. Without one, wait `window` seconds; then the
+/// only peer heard, or the one `pick` chooses among several (a person asked on a terminal), or
+/// give up as ambiguous. The peer whose session id sorts first dials; the other serves only a
+/// connection that introduces the chosen session id.
+public enum Rendezvous {
+    /// How long to listen to announcements before deciding that exactly one peer is there.
+    public static let window: Double = 1.0
+    /// How long a dialer keeps retrying while the chosen peer's listener starts.
+    static let dialWait: TimeAmount = .seconds(5)
+
+    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
+    public static func exchange(code: String?, alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
+                                pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?, participant: ExchangeParticipant,
+                                listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        let start = ExchangeTransport.now()
+        let deadline = start + Double(timeoutSeconds)
+        let server = try await ExchangeTransport.bind(host: nil, port: 0)
+        let discovery: Discovery
+        do {
+            discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
+        } catch let f as ExchangeFailure {
+            throw f
+        } catch {
+            throw .io("\(error)")
+        }
+        listening(server.port)
+        let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
+        let chosen = await discovery.run(until: deadline) { peers, now in
+            choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+        }
+        if let several = ambiguous.withLockedValue({ $0 }) { throw .ambiguous(several) }
+        guard let peer = chosen else { throw .noPeer(withCode: code != nil) }
+        let remaining = max(1, deadline - ExchangeTransport.now())
+        if dials(own: discovery.sessionID, peer: peer.announcement.sessionID) {
+            try? await server.close()
+            return try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
+                                                    stepTimeout: stepTimeout, waitFor: dialWait,
+                                                    introduce: discovery.sessionID, participant: participant)
+        }
+        return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout,
+                                                 participant: participant, onlySession: peer.announcement.sessionID)
+    }
+
+    /// The peer to pair with among those heard so far, or nil to keep listening. With several
+    /// and no choice, `ambiguous` is told and the first is returned to end the wait.
+    static func choose(_ peers: [DiscoveredPeer], code: String?, elapsed: Double, pick: ([DiscoveredPeer]) -> DiscoveredPeer?,
+                       ambiguous: ([DiscoveredPeer]) -> Void) -> DiscoveredPeer? {
+        if let code { return peers.first { $0.announcement.matches(code: code) } }
+        guard elapsed >= window, !peers.isEmpty else { return nil }
+        if peers.count == 1 { return peers[0] }
+        if let p = pick(peers) { return p }
+        ambiguous(peers)
+        return peers[0]
+    }
+
+    /// Whether this side dials: its session id sorts before the peer's.
+    static func dials(own: [UInt8], peer: [UInt8]) -> Bool {
+        own.lexicographicallyPrecedes(peer)
+    }
+}
+
+/// Where the peer of an exchange is found.
+public enum ExchangeEndpoint: Sendable {
+    /// Wait for the peer on `port` (0: any free port).
+    case listen(host: String?, port: Int)
+    /// Connect to a listening peer.
+    case dial(host: String, port: Int)
+    /// Find the peer by multicast: by `code` when given, else the one other peer announcing;
+    /// `pick` may choose among several (nil: nobody chose).
+    case discover(code: String?, alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
+}
+
+extension ExchangeTransport {
+    /// Our own TCP port for `--listen` (IANA-unassigned; not LocalSend's 53317 nor KDE Connect's 1716).
+    public static let defaultPort = 47_823
+    /// How long each network step may take before the peer is dropped.
+    public static let stepTimeoutSeconds: Int64 = 15
+
+    /// Runs one exchange with the peer `endpoint` names, within `timeoutSeconds`.
+    public static func exchange(_ endpoint: ExchangeEndpoint, timeoutSeconds: Int64, participant: ExchangeParticipant,
+                                listening: @escaping @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        let step = TimeAmount.seconds(stepTimeoutSeconds)
+        switch endpoint {
+        case .listen(let host, let port):
+            return try await listen(host: host, port: port, timeout: .seconds(timeoutSeconds), stepTimeout: step,
+                                    participant: participant, listening: listening)
+        case .dial(let host, let port):
+            return try await dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, stepTimeoutSeconds)),
+                                  waitFor: .seconds(timeoutSeconds), participant: participant)
+        case .discover(let code, let alias, let interface, let pick):
+            return try await Rendezvous.exchange(code: code, alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
+                                                 stepTimeout: step, pick: pick, participant: participant, listening: listening)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import MeishiCard
+import MeishiKit
+import MeishiStore
+
+/// How cards and contacts look on the terminal and in JSON: one definition for every command.
+enum CardRendering {
+    /// Width of the label column in card blocks.
+    static let labelWidth = 11
+
+    /// A card's fields in display order, then labelled rows (did, fingerprint, …): the block that
+    /// exchange, scan, verify and contacts print under their first line. Values are sanitised.
+    static func block(_ fields: [FieldName: [String]], rows: [(label: String, value: String)]) -> String {
+        let ordered = fields.keys.sorted()
+        let width = max(labelWidth, ordered.map(\.rawValue.count).max() ?? 0, rows.map(\.label.count).max() ?? 0)
+        func row(_ label: String, _ value: String) -> String {
+            "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value + "\n"
+        }
+        var out = ""
+        for name in ordered { for v in fields[name]! { out += row(name.rawValue, Console.safe(v)) } }
+        for r in rows { out += row(r.label, r.value) }
+        return String(out.dropLast())
+    }
+
+    /// The fields of a payload, keyed by name.
+    static func fields(of p: ProximityPayload) -> [FieldName: [String]] { p.cardFields.mapValues(\.values) }
+
+    /// The name a card or contact is shown by.
+    static func name(_ n: String?) -> String { Console.safe(n ?? "(no name)") }
+
+    /// "3 minutes ago" style age.
+    static func age(_ seconds: Int64) -> String {
+        if seconds < 0 { return "\(-seconds) s in the future" }
+        if seconds < 90 { return "\(seconds) s ago" }
+        if seconds < 5400 { return "\(seconds / 60) min ago" }
+        if seconds < 129_600 { return "\(seconds / 3600) h ago" }
+        return "\(seconds / 86400) days ago"
+    }
+
+    static func date(_ unix: Int64) -> String { UTCTime.rfc3339(unix) }
+
+    /// A stored contact as `contacts show` and `contacts add` print it.
+    static func contact(_ c: Contact) -> String {
+        var rows: [(String, String)] = [("did", c.did)]
+        if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
+        rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
+                 ("first seen", "\(date(c.firstSeen)) via \(c.source)"), ("last seen", date(c.lastSeen))]
+        if !c.conflictIDs.isEmpty {
+            rows.append(("warning", "same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation"))
+        }
+        return "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
+    }
+
+    /// The JSON form of a stored contact (field names are stable for scripts).
+    static func json(_ c: Contact) -> JSONValue {
+        var obj: [String: JSONValue] = [
+            "id": .number(Double(c.id ?? 0)),
+            "did": .string(c.did),
+            "fields": .object(Dictionary(uniqueKeysWithValues: c.fields.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) })),
+            "level": .string(c.level.rawValue),
+            "trust": .string(c.trust.rawValue),
+            "source": .string(c.source),
+            "firstSeen": .number(Double(c.firstSeen)),
+            "lastSeen": .number(Double(c.lastSeen)),
+            "cardTimestamp": .number(Double(c.cardTimestamp)),
+            "possibleImpersonationOf": .array(c.conflictIDs.map { .number(Double($0)) }),
+        ]
+        if let n = c.name { obj["name"] = .string(n) }
+        if let k = c.signPubKey { obj["fingerprint"] = .string(k.fingerprint) }
+        return .object(obj)
+    }
+}
+
+extension Console {
+    /// Warns about every stored contact the new card's name or email collides with, then says
+    /// what storing it did, as `contacts add` and `scan` print it.
+    func reportStored(_ outcome: StoreOutcome) {
+        warnConflicts(outcome)
+        let c = outcome.contact
+        if case .unchanged = outcome {
+            line("unchanged: the stored card of \(Console.safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0), \(c.trust.rawValue))")
+        } else {
+            line("\(outcome.name) \(CardRendering.name(c.name)) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
+        }
+    }
+
+    /// A warning on stderr for each stored contact the new card may impersonate.
+    func warnConflicts(_ outcome: StoreOutcome) {
+        let c = outcome.contact
+        for other in outcome.conflicts {
+            warn("\(Console.safe(c.name ?? c.did)) uses the same name or email as contact #\(other.id ?? 0) "
+                 + "(\(other.did)) under a different key: possible impersonation")
+        }
+    }
+}

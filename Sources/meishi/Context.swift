@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import MeishiCrypto
+import MeishiKit
+
+/// Where a command's bytes go: standard output or error, or a recorder in tests.
+struct Sink: Sendable {
+    let write: @Sendable ([UInt8]) -> Void
+
+    static let standardOutput = Sink { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+    static let standardError = Sink { bytes in FileHandle.standardError.write(Data(bytes)) }
+}
+
+/// The controlling terminal as commands see it: whether there is one, its width, questions.
+protocol TerminalIO: Sendable {
+    /// A person can answer questions (standard input is a terminal and /dev/tty opens).
+    var isInteractive: Bool { get }
+    var standardOutputIsTerminal: Bool { get }
+    var standardErrorIsTerminal: Bool { get }
+    /// Columns, when known.
+    var width: Int? { get }
+    /// Shows `question` and returns the line typed (without its newline), or nil with no terminal.
+    func ask(_ question: String) -> String?
+    /// Shows `prompt` and reads a line without echo, or nil with no terminal.
+    func readHidden(_ prompt: String) -> SecureBytes?
+}
+
+/// Everything a command may touch of the world (swiftly's `SwiftlyCoreContext`): no command calls
+/// `Date()`, `print`, `isatty` or opens /dev/tty itself, so tests run commands in-process.
+struct Context: Sendable {
+    var environment: [String: String]
+    var workingDirectory: String
+    var clock: @Sendable () -> Date
+    var standardOutput: Sink
+    var standardError: Sink
+    /// Reads standard input, at most `limit + 1` bytes.
+    var readStandardInput: @Sendable (_ limit: Int) throws(MeishiError) -> [UInt8]
+    var terminal: TerminalIO
+
+    /// The real process: its environment, clock, standard streams and terminal.
+    static func live() -> Context {
+        Context(environment: ProcessInfo.processInfo.environment, workingDirectory: FileManager.default.currentDirectoryPath,
+                clock: { Date() }, standardOutput: .standardOutput, standardError: .standardError,
+                readStandardInput: { limit throws(MeishiError) in try SecureFile.read("-", limit: limit) },
+                terminal: LiveTerminal())
+    }
+
+    var now: Date { clock() }
+    /// The current time in Unix seconds.
+    var unixNow: Int64 { Int64(clock().timeIntervalSince1970) }
+    var unixClock: @Sendable () -> Int64 { { [clock] in Int64(clock().timeIntervalSince1970) } }
+
+    var out: Console { Console(standardOutput: standardOutput, standardError: standardError) }
+    var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment, terminal: terminal) }
+
+    /// A file's bytes, or standard input's for "-".
+    func read(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
+        path == "-" ? try readStandardInput(limit) : try SecureFile.read(path, limit: limit)
+    }
+}
+
+/// A command that runs on an injected `Context`.
+protocol MeishiCommand: AsyncParsableCommand {
+    func run(_ ctx: Context) async throws
+}
+
+extension MeishiCommand {
+    mutating func run() async throws { try await run(Context.live()) }
+}
+
+/// What a command needs of its home: resolved once from `--home` and the environment.
+struct HomeSession {
+    let ctx: Context
+    let home: Home
+
+    var identities: IdentityStore { IdentityStore(home: home) }
+    var cards: CardService { CardService(home: home) }
+    var contacts: ContactsService { ContactsService(home: home) }
+
+    func loadIdentity() throws(MeishiError) -> Identity {
+        try identities.load(passphrases: ctx.passphrases)
+    }
+}

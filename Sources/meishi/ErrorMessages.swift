@@ -1,0 +1,152 @@
+import MeishiCard
+import MeishiCrypto
+import MeishiKit
+import MeishiProximity
+import MeishiQR
+import MeishiStore
+
+/// The words, hints and exit statuses of every failure: the one place that names flags and commands.
+extension MeishiFailure {
+    init(_ e: MeishiError) {
+        switch e {
+        case .cannotRead(let path, let reason, let missing):
+            self.init("cannot read \(path): \(reason)", hint: missing ? "check the path" : nil, status: .noInput)
+        case .isDirectory(let path): self.init("cannot read \(path): it is a directory", status: .noInput)
+        case .cannotWrite(let path, let reason): self.init("cannot write \(path): \(reason)", status: .failure)
+        case .alreadyExists(let path): self.init("\(path) already exists", status: .failure)
+        case .homeNotDirectory(let path): self.init("\(path) is not a directory", status: .usage)
+        case .cannotCreateHome(let path, let reason): self.init("cannot create \(path): \(reason)", status: .failure)
+        case .noHome:
+            self.init("cannot find a home for meishi: HOME is not set", hint: "pass --home DIR or set MEISHI_HOME", status: .usage)
+        case .noIdentity(let home):
+            self.init("no identity in \(home)", hint: "run 'meishi init' first (or pass --home DIR)", status: .noInput)
+        case .identityExists(let home):
+            self.init("an identity already exists in \(home)",
+                      hint: "use 'meishi init --force' to replace it (the old key is kept as a backup)", status: .failure)
+        case .identityDamaged(let path):
+            if path.hasSuffix(".json") {
+                self.init("\(path) is damaged", hint: "restore it from a backup or run 'meishi init --force'", status: .dataError)
+            } else {
+                self.init("secret key \(path) is damaged or not a meishi key", status: .dataError)
+            }
+        case .keyExposed(let path, let mode):
+            self.init("secret key \(path) is accessible by others (mode \(String(mode, radix: 8)))", hint: "chmod 600 \(path)",
+                      status: .permission)
+        case .keyLimitsTooHigh(let path, let ops, let mem):
+            self.init("secret key \(path) asks for Argon2id with \(ops) passes and \(mem >> 20) MiB, over the limits of "
+                      + "\(PassphraseProtection.Limits.maximum.operations) passes and \(PassphraseProtection.Limits.maximum.memoryBytes >> 20) MiB",
+                      hint: "the file was not written by meishi; restore it from a backup", status: .dataError)
+        case .passphraseNeeded:
+            self.init("the secret key is encrypted and no passphrase was given",
+                      hint: "set MEISHI_PASSPHRASE or run meishi on a terminal", status: .permission)
+        case .emptyPassphrase: self.init("the passphrase is empty", status: .usage)
+        case .passphrasesDiffer: self.init("the passphrases do not match", status: .usage)
+        case .wrongPassphrase(let path): self.init("wrong passphrase for \(path)", status: .permission)
+        case .cannotDecrypt(let path, let why): self.init("cannot decrypt \(path): \(why)", status: .permission)
+        case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
+        case .cannotBackUp(let path, let reason): self.init("cannot back up \(path): \(reason)", status: .failure)
+        case .cardFileDamaged(let path, let reason):
+            self.init("\(path) is damaged: \(reason)", hint: "fix or remove the file", status: .dataError)
+        case .shareTooLarge(let bytes):
+            self.init("the signed card would be \(bytes) bytes, over the \(ProximityPayload.maximumEncodedSize)-byte limit",
+                      hint: "share fewer fields with --fields or a lower --level", status: .dataError)
+        case .ownCard: self.init("that is your own card", status: .dataError)
+        case .card(let e): self.init(e)
+        case .payload(let e): self.init(e)
+        case .store(let e): self.init(e)
+        case .qr(let e): self.init(e)
+        case .exchange(let e): self.init(e)
+        }
+    }
+
+    /// A card edit or share that was refused.
+    init(_ e: CardError) {
+        switch e {
+        case .invalidFieldName(let n):
+            self.init("unknown field \"\(TerminalText.sanitized(n))\"",
+                      hint: "fields are \(FieldName.standard.joined(separator: ", ")) or x-<word>", status: .usage)
+        case .notMultiValued(let f):
+            self.init("\(f) holds one value", hint: "use 'meishi card set \(f) VALUE' to replace it", status: .usage)
+        case .empty(let f): self.init("\(f) cannot be empty", hint: "to remove it: meishi card unset \(f)", status: .dataError)
+        case .tooLong(let f, let bytes):
+            self.init("\(f) is \(bytes) bytes, more than the \(Card.maximumValueBytes)-byte limit", status: .dataError)
+        case .controlCharacter(let f):
+            self.init("\(f) contains a control or bidi-override character", status: .dataError)
+        case .tooManyValues(let limit): self.init("a card holds at most \(limit) values", status: .dataError)
+        case .invalidEmail(let v):
+            self.init("\"\(TerminalText.sanitized(v))\" is not an email address", hint: "expected name@example.org", status: .dataError)
+        case .invalidPhone(let v):
+            self.init("\"\(TerminalText.sanitized(v))\" is not a phone number",
+                      hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678", status: .dataError)
+        case .invalidURL(let v):
+            self.init("\"\(TerminalText.sanitized(v))\" is not a URL", hint: "include the scheme, e.g. https://\(TerminalText.sanitized(v))",
+                      status: .dataError)
+        case .duplicateValue(let f): self.init("your card already has that \(f)", status: .dataError)
+        case .noSuchField(let f): self.init("your card has no \(f)", status: .failure)
+        case .noSuchValue(let f): self.init("your card has no \(f) with that value", hint: "see 'meishi card show'", status: .failure)
+        case .noName: self.init("your card has no name", hint: "meishi card set name \"Your Name\"", status: .dataError)
+        case .nameNotShared(let level):
+            self.init("your name is not shared at level \(level.rawValue)",
+                      hint: "share at a higher --level, or: meishi card set name NAME --level public", status: .dataError)
+        case .nameNotSelected:
+            self.init("every card carries the name, and --fields leaves it out", hint: "add name to --fields, e.g. --fields name,email",
+                      status: .usage)
+        }
+    }
+
+    /// A payload that did not verify.
+    init(_ e: PayloadError) {
+        self.init(TerminalText.sanitized(e.reason), status: .dataError)
+    }
+
+    /// A store failure.
+    init(_ e: StoreError) {
+        switch e {
+        case .notFound(let ref):
+            self.init("no contact matches \"\(TerminalText.sanitized(ref))\"", hint: "see 'meishi contacts list'", status: .noInput)
+        case .ambiguous(let ref, let candidates):
+            self.init("\"\(TerminalText.sanitized(ref))\" matches several contacts: "
+                      + candidates.map(TerminalText.sanitized).joined(separator: "; "),
+                      hint: "use the id or the DID", status: .usage)
+        case .unavailable(let why):
+            self.init("the contact store is unavailable: \(why)", status: .failure)
+        case .damaged(let why):
+            self.init("the contact store is damaged: \(why)", hint: "delete that contact, or restore meishi.sqlite from a backup",
+                      status: .dataError)
+        }
+    }
+
+    /// An image or QR failure.
+    init(_ e: QRError) {
+        switch e {
+        case .contentTooLarge(let n):
+            self.init("the card (\(n) characters) does not fit in a QR code at this error-correction level",
+                      hint: "share fewer fields with --fields, or use --ecc L", status: .dataError)
+        case .notAnImage: self.init("not an image meishi can read (PNG, JPEG, PGM or PPM)", status: .dataError)
+        case .tooManyPixels(let w, let h, let limit):
+            self.init("image is \(w)x\(h) pixels, more than the \(limit / 1_000_000)-megapixel limit", hint: "shrink the image first",
+                      status: .dataError)
+        case .corruptImage(let why): self.init("corrupt or truncated image: \(why)", status: .dataError)
+        case .encoderFailed(let why): self.init("QR encoding failed: \(why)", status: .failure)
+        }
+    }
+
+    /// An exchange that did not finish.
+    init(_ f: ExchangeFailure) {
+        let text = ExchangeTransport.describe(f)
+        switch f {
+        case .ambiguous:
+            self.init(text, hint: "agree on a code and run 'meishi exchange --code CODE' on both sides", status: .unavailable)
+        case .noPeer:
+            self.init(text, hint: "is the other side running 'meishi exchange'? if multicast is blocked, use --listen and --peer HOST:PORT",
+                      status: .timedOut)
+        case .timedOut: self.init(text + "; nothing was stored", hint: "start both sides within --timeout, or raise it", status: .timedOut)
+        case .unreachable: self.init(text, hint: "is 'meishi exchange --listen' running there, and the port open?", status: .unavailable)
+        case .declinedLocally, .protocolFailure(.declinedByPeer):
+            self.init(text + "; nothing was stored on either side", status: .failure)
+        case .protocolFailure: self.init(text + "; nothing was stored", status: .dataError)
+        case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
+        case .io: self.init(text, status: .failure)
+        }
+    }
+}

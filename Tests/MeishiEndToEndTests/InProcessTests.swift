@@ -1,0 +1,204 @@
+import ArgumentParser
+import Foundation
+import Testing
+import MeishiCrypto
+import MeishiKit
+@testable import meishi
+
+/// Runs `meishi` commands in this process on a recorded context: a fixed clock, captured
+/// standard output and error, scripted answers at the terminal. Faster than spawning, and the
+/// prompts can be answered.
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var out: [UInt8] = []
+    private var err: [UInt8] = []
+    private var answers: [String]
+    private(set) var questions: [String] = []
+
+    init(answers: [String] = []) { self.answers = answers }
+
+    var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
+
+    func appendOut(_ b: [UInt8]) { lock.withLock { out += b } }
+    func appendErr(_ b: [UInt8]) { lock.withLock { err += b } }
+    func answer(_ question: String) -> String? {
+        lock.withLock {
+            questions.append(question)
+            return answers.isEmpty ? nil : answers.removeFirst()
+        }
+    }
+    func reset() { lock.withLock { out = []; err = [] } }
+}
+
+/// A terminal that answers from a script (nil: no terminal at all).
+struct ScriptedTerminal: TerminalIO {
+    let recorder: Recorder
+    let interactive: Bool
+    var isInteractive: Bool { interactive }
+    var standardOutputIsTerminal: Bool { false }
+    var standardErrorIsTerminal: Bool { false }
+    var width: Int? { 80 }
+    func ask(_ question: String) -> String? { interactive ? recorder.answer(question) : nil }
+    func readHidden(_ prompt: String) -> SecureBytes? {
+        guard interactive, let a = recorder.answer(prompt) else { return nil }
+        return SecureBytes(copying: Array(a.utf8))
+    }
+}
+
+struct InProcess {
+    let home = Fixtures.temporaryDirectory() + "/home"
+    let recorder: Recorder
+    var now = Date(timeIntervalSince1970: 1_800_000_000)
+    var interactive: Bool
+    var environment: [String: String] = [:]
+    var stdin: [UInt8] = []
+
+    init(answers: [String] = [], interactive: Bool = false) {
+        recorder = Recorder(answers: answers)
+        self.interactive = interactive
+    }
+
+    var context: Context {
+        let rec = recorder, input = stdin, clock = now
+        return Context(environment: ["MEISHI_HOME": home].merging(environment) { $1 }, workingDirectory: "/",
+                       clock: { clock }, standardOutput: Sink { rec.appendOut($0) }, standardError: Sink { rec.appendErr($0) },
+                       readStandardInput: { limit in Array(input.prefix(limit + 1)) },
+                       terminal: ScriptedTerminal(recorder: rec, interactive: interactive))
+    }
+
+    /// Runs one command line; returns its status, standard output and error.
+    @discardableResult
+    func callAsFunction(_ args: String...) async -> (status: Int32, out: String, err: String) {
+        recorder.reset()
+        let status = await Meishi.run(arguments: args, in: context)
+        return (status, recorder.stdout, recorder.stderr)
+    }
+}
+
+@Suite struct InProcessCommandTests {
+    @Test func cardTravelsExportVerifyStoreWithAFixedClock() async throws {
+        var mei = InProcess()
+        #expect(await mei("init").status == 0)
+        #expect(await mei("card", "set", "name", "Mei Tanaka").out == "name = Mei Tanaka (public)\n")
+        #expect(await mei("card", "add", "email", "mei@example.org").status == 0)
+        let exported = await mei("card", "export")
+        #expect(exported.status == 0, "\(exported.err)")
+        // The clock is the context's: the card is signed at its time, and verified 30 s later.
+        #expect(exported.out.contains("\"timestamp\":1800000000"))
+        var ken = InProcess()
+        #expect(await ken("init").status == 0)
+        ken.stdin = Array(exported.out.utf8)
+        ken.now = mei.now.addingTimeInterval(30)
+        let verified = await ken("verify", "-")
+        #expect(verified.status == 0)
+        #expect(verified.out.hasPrefix("valid card from Mei Tanaka\n  name         Mei Tanaka\n  email        mei@example.org\n  did"))
+        #expect(verified.out.contains("signed       2027-01-15T08:00:00Z (30 s ago)"))
+        let added = await ken("contacts", "add", "-")
+        #expect(added.out.hasPrefix("added Mei Tanaka as #1 (signed) did:key:z6Mk"))
+        // The store keeps the bytes that arrived, exactly (here with the newline export wrote).
+        let store = try ContactsService(home: Home(path: ken.home)).open()
+        #expect(try store.resolve("Mei").payload == Data(exported.out.utf8))
+        mei.stdin = Array(exported.out.utf8)
+        #expect(await mei("contacts", "add", "-").err == "meishi: error: that is your own card\n")
+    }
+
+    @Test func passphrasePromptsAreAnsweredAtTheTerminal() async throws {
+        let mei = InProcess(answers: ["correct horse", "correct horse", "correct horse"], interactive: true)
+        let created = await mei("init", "--passphrase")
+        #expect(created.status == 0, "\(created.err)")
+        #expect(mei.recorder.questions == ["new passphrase: ", "repeat passphrase: "])
+        #expect(await mei("id").out.contains("(encrypted)"))
+        #expect(await mei("card", "set", "name", "Mei").status == 0)
+        #expect(await mei("card", "export").status == 0)
+        #expect(mei.recorder.questions.last == "passphrase for \(mei.home)/identity.key: ")
+
+        let typo = InProcess(answers: ["one", "two"], interactive: true)
+        let r = await typo("init", "--passphrase")
+        #expect(r.status == 64 && r.err == "meishi: error: the passphrases do not match\n")
+        #expect(!FileManager.default.fileExists(atPath: typo.home + "/identity.key"))
+
+        let noTerminal = InProcess()
+        let r2 = await noTerminal("init", "--passphrase")
+        #expect(r2.status == 64 && r2.err.contains("--passphrase needs a terminal or MEISHI_PASSPHRASE"))
+    }
+
+    @Test func exchangeWithoutATerminalNeedsYes() async {
+        let mei = InProcess()
+        let r = await mei("exchange")
+        #expect(r.status == 64)
+        #expect(r.err == "meishi: error: comparing the code needs a terminal\nmeishi: hint: run it on a terminal, or pass --yes (contacts are then stored as 'signed')\n")
+    }
+
+    @Test func errorsNameTheProblemAndTheFix() async {
+        let mei = InProcess()
+        #expect(await mei("card", "export").err == "meishi: error: no identity in \(mei.home)\nmeishi: hint: run 'meishi init' first (or pass --home DIR)\n")
+        #expect(await mei("init").status == 0)
+        let noName = await mei("card", "export")
+        #expect(noName.status == 65 && noName.err.hasPrefix("meishi: error: your card has no name\n"))
+        #expect(await mei("card", "set", "name", "Mei").status == 0)
+        #expect(await mei("card", "add", "email", "m@example.org").status == 0)
+        let left = await mei("card", "export", "--fields", "email")
+        #expect(left.status == 64)
+        #expect(left.err == "meishi: error: every card carries the name, and --fields leaves it out\nmeishi: hint: add name to --fields, e.g. --fields name,email\n")
+        let again = await mei("init")
+        #expect(again.status == 1 && again.err.contains("an identity already exists"))
+        let dir = Fixtures.temporaryDirectory()
+        let toDir = await mei("card", "export", "-o", dir)
+        #expect(toDir.status == 1 && toDir.err == "meishi: error: cannot write \(dir): it is a directory\n")
+    }
+
+    @Test(arguments: [("30", Int64(30)), ("90s", 90), ("10m", 600), ("24h", 86400), ("7d", 604_800), ("10M", 600)] as [(String, Int64)])
+    func durations(_ text: String, _ seconds: Int64) {
+        #expect(DurationText.seconds(text) == seconds)
+    }
+
+    @Test(arguments: ["", "m", "-5", "1.5m", "10w", "ten"])
+    func badDurations(_ text: String) {
+        #expect(DurationText.seconds(text) == nil)
+    }
+}
+
+/// `--help` of every command, and the man page, checked against the command tree.
+@Suite struct HelpSnapshotTests {
+    /// Every command path: [], ["card"], ["card", "set"], …
+    static func paths(_ type: ParsableCommand.Type = Meishi.self, prefix: [String] = []) -> [(path: [String], type: ParsableCommand.Type)] {
+        [(prefix, type)] + type.configuration.subcommands.flatMap { paths($0, prefix: prefix + [$0._commandName]) }
+    }
+
+    /// `--help` at 100 columns matches fixtures/help/<path>.txt (MEISHI_WRITE_SNAPSHOTS=1 rewrites them).
+    @Test func helpMatchesSnapshots() throws {
+        let write = ProcessInfo.processInfo.environment["MEISHI_WRITE_SNAPSHOTS"] == "1"
+        let dir = Fixtures.url("help")
+        if write { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+        let all = Self.paths()
+        #expect(all.count >= 16)
+        for (path, type) in all {
+            let name = (["meishi"] + path).joined(separator: "-") + ".txt"
+            let help = Meishi.helpMessage(for: type, columns: 100) + "\n"
+            let url = dir.appendingPathComponent(name)
+            if write { try help.write(to: url, atomically: true, encoding: .utf8) }
+            let snapshot = try? String(contentsOf: url, encoding: .utf8)
+            #expect(snapshot == help, "fixtures/help/\(name) is stale: run MEISHI_WRITE_SNAPSHOTS=1 swift test --filter HelpSnapshotTests")
+        }
+    }
+
+    /// man/meishi.1 documents every command and every option of the tree (make test also
+    /// regenerates it and compares the whole text: scripts/check-man.sh).
+    @Test func manPageCoversEveryCommandAndOption() throws {
+        let man = try String(contentsOf: Fixtures.root.appendingPathComponent("man/meishi.1"), encoding: .utf8)
+        for (path, type) in Self.paths() where !path.isEmpty {
+            #expect(man.contains(".It Em \(path.last!)\n"), "man page lacks the command \(path)")
+            #expect(man.contains(type.configuration.abstract), "man page lacks the abstract of \(path)")
+            let help = Meishi.helpMessage(for: type, columns: 200)
+            let options = help.split(separator: "\n").compactMap { line -> String? in
+                guard let m = line.firstMatch(of: /^  (?:-\w, )?--([a-z0-9-]+)/) else { return nil }
+                return String(m.1)
+            }
+            let itemLines = man.split(separator: "\n").filter { $0.hasPrefix(".It Fl ") }
+            for option in Set(options) where option != "help" && option != "version" {
+                #expect(itemLines.contains { $0.contains("-\(option) ") || $0.hasSuffix("-\(option)") }, "man page lacks --\(option) of \(path)")
+            }
+        }
+    }
+}
