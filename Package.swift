@@ -4,10 +4,12 @@ import PackageDescription
 // One target per concern. Only the target named next to a C module imports it:
 //   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256)
 //   GRDB      -> MeishiStore       (SQLite)
-//   SwiftNIO  -> MeishiProximity   (sockets)
+//   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
-// MeishiCard is pure Swift: the card model, the payload format and its canonical bytes.
-// MeishiKit ties them together for the CLI; the `meishi` executable only parses and prints.
+// MeishiCard (on MeishiCrypto) owns the card model, the payload format, its canonical bytes and
+// its proof: it signs payloads and is the only maker of a VerifiedCard. MeishiKit composes the
+// libraries into services and throws facts (MeishiError); the `meishi` executable parses,
+// words the errors and prints, each command on an injected Context.
 
 let package = Package(
     name: "meishi",

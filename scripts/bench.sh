@@ -173,8 +173,10 @@ fi
 if [ -x "$PWD/.venv/bin/wormhole" ]; then
   wdir=$out/wormhole; mkdir -p "$wdir"
   v=$PWD/.venv/bin
-  "$v/twist" wormhole-mailbox --port=tcp:47911:interface=127.0.0.1 >"$wdir/mailbox.log" 2>&1 & mpid=$!
-  "$v/twist" transitrelay --port=tcp:47912:interface=127.0.0.1 >"$wdir/relay.log" 2>&1 & rpid=$!
+  # The servers write their databases (relay.sqlite, usage.sqlite) into their working directory:
+  # run them in the bench's temporary one, never at the repository root.
+  (cd "$wdir" && exec "$v/twist" wormhole-mailbox --port=tcp:47911:interface=127.0.0.1 >"$wdir/mailbox.log" 2>&1) & mpid=$!
+  (cd "$wdir" && exec "$v/twist" transitrelay --port=tcp:47912:interface=127.0.0.1 >"$wdir/relay.log" 2>&1) & rpid=$!
   sleep 3
   text=$(head -c 450 /dev/urandom | base64 -w0 | head -c 600)
   w=("$v/wormhole" --relay-url ws://127.0.0.1:47911/v1 --transit-helper tcp:127.0.0.1:47912)

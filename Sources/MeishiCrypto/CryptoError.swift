@@ -11,3 +11,12 @@ public enum CryptoError: Error, Equatable, Sendable {
     /// An X25519 exchange produced the all-zero secret (a low-order peer key).
     case weakSharedSecret
 }
+
+extension CryptoError {
+    /// `bytes` as an array when it holds exactly `count` bytes, else `.invalidLength` naming `what`.
+    static func checked<D: Collection>(_ bytes: D, count: Int, what: String) throws(CryptoError) -> [UInt8] where D.Element == UInt8 {
+        let raw = Array(bytes)
+        guard raw.count == count else { throw .invalidLength(what: what, expected: count, actual: raw.count) }
+        return raw
+    }
+}

@@ -12,11 +12,7 @@ public enum Ed25519 {
 
         /// Accepts any 32-byte string.
         public init<D: Collection>(rawRepresentation: D) throws(CryptoError) where D.Element == UInt8 {
-            let raw = Array(rawRepresentation)
-            guard raw.count == Self.byteCount else {
-                throw .invalidLength(what: "Ed25519 public key", expected: Self.byteCount, actual: raw.count)
-            }
-            self.rawRepresentation = raw
+            self.rawRepresentation = try CryptoError.checked(rawRepresentation, count: Self.byteCount, what: "Ed25519 public key")
         }
 
         /// True when the key is a canonical encoding of a point in the main subgroup.
@@ -49,11 +45,7 @@ public enum Ed25519 {
         public let rawRepresentation: [UInt8]
 
         public init<D: Collection>(rawRepresentation: D) throws(CryptoError) where D.Element == UInt8 {
-            let raw = Array(rawRepresentation)
-            guard raw.count == Self.byteCount else {
-                throw .invalidLength(what: "Ed25519 signature", expected: Self.byteCount, actual: raw.count)
-            }
-            self.rawRepresentation = raw
+            self.rawRepresentation = try CryptoError.checked(rawRepresentation, count: Self.byteCount, what: "Ed25519 signature")
         }
     }
 

@@ -8,11 +8,7 @@ public enum X25519 {
         public let rawRepresentation: [UInt8]
 
         public init<D: Collection>(rawRepresentation: D) throws(CryptoError) where D.Element == UInt8 {
-            let raw = Array(rawRepresentation)
-            guard raw.count == Self.byteCount else {
-                throw .invalidLength(what: "X25519 public key", expected: Self.byteCount, actual: raw.count)
-            }
-            self.rawRepresentation = raw
+            self.rawRepresentation = try CryptoError.checked(rawRepresentation, count: Self.byteCount, what: "X25519 public key")
         }
     }
 

@@ -15,6 +15,18 @@ public struct ContactsService: Sendable {
         do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw .store(error) }
     }
 
+    /// The one contact `ref` names (see `ContactStore.resolve`).
+    public func resolve(_ ref: String) throws(MeishiError) -> Contact {
+        let store = try open()
+        do { return try store.resolve(ref) } catch { throw .store(error) }
+    }
+
+    /// Deletes the contact `ref` names and returns it.
+    public func delete(_ ref: String) throws(MeishiError) -> Contact {
+        let store = try open()
+        do { return try store.delete(ref) } catch { throw .store(error) }
+    }
+
     /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.
     public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Int64,
                     in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {

@@ -15,9 +15,7 @@ struct ContactsDelete: MeishiCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        let store = try global.session(ctx).contacts.open()
-        let c: Contact
-        do { c = try store.delete(ref) } catch { throw MeishiError.store(error) }
+        let c = try global.session(ctx).contacts.delete(ref)
         if json {
             ctx.out.json(.object(["deleted": CardRendering.json(c)]))
         } else {

@@ -15,9 +15,7 @@ struct ContactsShow: MeishiCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        let store = try global.session(ctx).contacts.open()
-        let c: Contact
-        do { c = try store.resolve(ref) } catch { throw MeishiError.store(error) }
+        let c = try global.session(ctx).contacts.resolve(ref)
         if json { ctx.out.json(CardRendering.json(c)) } else { ctx.out.line(CardRendering.contact(c)) }
     }
 }
