@@ -78,7 +78,9 @@ let package = Package(
         .testTarget(name: "MeishiCryptoTests", dependencies: ["MeishiCrypto", "MeishiCard"]),
         .testTarget(name: "MeishiStoreTests", dependencies: ["MeishiStore", "MeishiCard", "MeishiCrypto"]),
         .testTarget(name: "MeishiQRTests", dependencies: ["MeishiQR", "MeishiCard"]),
-        .testTarget(name: "MeishiProximityTests", dependencies: ["MeishiProximity", "MeishiCard", "MeishiCrypto"]),
+        .testTarget(name: "MeishiProximityTests", dependencies: [
+            "MeishiProximity", "MeishiCard", "MeishiCrypto", .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
         .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity"]),
     ],

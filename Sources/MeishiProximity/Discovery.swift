@@ -88,10 +88,24 @@ public struct Announcement: Equatable, Sendable {
 /// A peer seen on the group.
 public struct DiscoveredPeer: Equatable, Sendable {
     public let announcement: Announcement
-    public let host: String
-    /// Where the announcement came from (with the IPv6 scope of a link-local sender).
-    public let address: SocketAddress
+    /// The first address heard for this session id in each family (pinned: later datagrams from
+    /// elsewhere never move it), with the IPv6 scope of a link-local sender.
+    public var addresses: [SocketAddress]
     public var lastSeen: Double
+
+    public init(announcement: Announcement, address: SocketAddress, lastSeen: Double) {
+        self.announcement = announcement
+        self.addresses = [address]
+        self.lastSeen = lastSeen
+    }
+
+    /// Where to reach the peer: its IPv4 address when it has one (no scope needed).
+    public var address: SocketAddress {
+        addresses.first { if case .v4 = $0 { true } else { false } } ?? addresses[0]
+    }
+
+    /// The address as people read it.
+    public var host: String { address.ipAddress ?? "?" }
 
     /// The peer's TCP endpoint: its address with the announced port.
     public var tcpAddress: SocketAddress {
@@ -112,6 +126,10 @@ public final class Discovery: Sendable {
     public static let expiry: Double = 3.5
 
     public let sessionID: [UInt8]
+    /// The nonce of our own code tag: an announcement repeating it is a replay of ours.
+    let ownNonce: [UInt8]?
+    /// Most peers kept at once; announcements from further session ids are ignored until some expire.
+    static let maximumPeers = 64
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
     private let receivers: [Datagrams]
     private let senders: [(Channel, SocketAddress)]
@@ -130,7 +148,12 @@ public final class Discovery: Sendable {
         let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias).encoded
         let all: [NIONetworkDevice]
         do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
-        let usable = all.filter { d in interface.map { d.name == $0 } ?? d.multicastSupported }
+        if let interface {
+            let named = all.filter { $0.name == interface }
+            guard !named.isEmpty else { throw .noSuchInterface(interface, available: Set(all.map(\.name)).sorted()) }
+            guard named.contains(where: \.multicastSupported) else { throw .interfaceCannotMulticast(interface) }
+        }
+        let usable = all.filter { d in d.multicastSupported && interface.map { d.name == $0 } ?? true }
         let v4 = usable.filter { if case .v4? = $0.address { true } else { false } }
         let v6 = usable.filter { d in
             guard case .v6(let a)? = d.address else { return false }
@@ -143,6 +166,11 @@ public final class Discovery: Sendable {
         let group = MultiThreadedEventLoopGroup.singleton
         var receivers: [Datagrams] = []
         var senders: [(Channel, SocketAddress)] = []
+        /// A receiver that will not be used must still be closed through its async channel:
+        /// dropping it unfinished traps in NIOAsyncWriter's deinit.
+        func discard(_ rs: [Datagrams]) async {
+            for r in rs { try? await r.executeThenClose { _, _ in } }
+        }
         func receiver(_ host: String, v6only: Bool) async throws -> Datagrams {
             var b = DatagramBootstrap(group: group).channelOption(.socketOption(.so_reuseaddr), value: 1)
             if v6only { b = b.channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1) }
@@ -169,16 +197,20 @@ public final class Discovery: Sendable {
             }
         } catch {
             for s in senders { try? await s.0.close() }
+            await discard(receivers)
             throw .io("cannot join the multicast group \(Self.group):\(port): \(error)")
         }
         // IPv6 link-local where available; a failure here leaves IPv4 on its own.
         var v6Names: [String] = []
         if !v6.isEmpty {
+            var pending: Datagrams?
             do {
                 let r = try await receiver("::", v6only: true)
+                pending = r
                 let groupAddress = try SocketAddress(ipAddress: Self.group6, port: port)
                 for d in v6 { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
                 receivers.append(r)
+                pending = nil
                 for d in v6 {
                     let sender = try await DatagramBootstrap(group: group)
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_if), value: d.interfaceIndex)
@@ -189,6 +221,7 @@ public final class Discovery: Sendable {
                     v6Names.append(d.name)
                 }
             } catch {
+                if let pending { await discard([pending]) }
                 log("IPv6 announcements unavailable (\(error)); using IPv4 only")
                 if receivers.isEmpty { throw .io("cannot join the IPv6 multicast group: \(error)") }
             }
@@ -196,11 +229,12 @@ public final class Discovery: Sendable {
         let names = Set(v4.map(\.name) + v6Names).sorted()
         let groups = (v4.isEmpty ? [] : ["\(Self.group):\(port)"]) + (v6Names.isEmpty ? [] : ["[\(Self.group6)]:\(port)"])
         log("announcing on \(names.joined(separator: ", ")) (\(groups.joined(separator: ", ")))")
-        return Discovery(sessionID: sessionID, receivers: receivers, senders: senders, announcement: message)
+        return Discovery(sessionID: sessionID, ownNonce: tag?.nonce, receivers: receivers, senders: senders, announcement: message)
     }
 
-    private init(sessionID: [UInt8], receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8]) {
+    private init(sessionID: [UInt8], ownNonce: [UInt8]?, receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8]) {
         self.sessionID = sessionID
+        self.ownNonce = ownNonce
         self.receivers = receivers
         self.senders = senders
         self.announcement = announcement
@@ -209,6 +243,31 @@ public final class Discovery: Sendable {
     func announce() {
         for (channel, target) in senders {
             channel.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: announcement)), promise: nil)
+        }
+    }
+
+    /// Adds or refreshes a peer. The first address heard for a session id in each address family
+    /// is pinned: a later datagram with the same id from elsewhere (a replay) never moves it, and
+    /// one with other content under that id is ignored. The table holds at most `maximumPeers`.
+    static func record(_ a: Announcement, host: String, from address: SocketAddress, now: Double, in p: inout [String: DiscoveredPeer]) {
+        let key = Hex.encode(a.sessionID)
+        if var old = p[key] {
+            guard old.announcement == a else { return }  // same id, other content: not the peer we pinned
+            if !old.addresses.contains(where: { sameFamily($0, address) }) { old.addresses.append(address) }
+            // Only a pinned address keeps the peer alive.
+            if old.addresses.contains(where: { $0.ipAddress == address.ipAddress }) { old.lastSeen = now }
+            p[key] = old
+            return
+        }
+        p = p.filter { now - $0.value.lastSeen < expiry }
+        guard p.count < maximumPeers else { return }
+        p[key] = DiscoveredPeer(announcement: a, address: address, lastSeen: now)
+    }
+
+    static func sameFamily(_ a: SocketAddress, _ b: SocketAddress) -> Bool {
+        switch (a, b) {
+        case (.v4, .v4), (.v6, .v6): true
+        default: false
         }
     }
 
@@ -224,7 +283,7 @@ public final class Discovery: Sendable {
     /// returns a peer or `deadline` (monotonic seconds) passes.
     public func run(until deadline: Double, choose: @escaping @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
         let chosen = NIOLockedValueBox<DiscoveredPeer?>(nil)
-        let own = sessionID
+        let own = sessionID, ownNonce = self.ownNonce
         let loop = receivers[0].channel.eventLoop
         let sent = NIOLockedValueBox(0)
         let ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(250)) { [self] _ in
@@ -240,16 +299,12 @@ public final class Discovery: Sendable {
                         try await receiver.executeThenClose { inbound, _ in
                             for try await envelope in inbound {
                                 let bytes = Array(envelope.data.readableBytesView)
-                                guard let a = Announcement(bytes), a.sessionID != own, let host = envelope.remoteAddress.ipAddress else { continue }
+                                // Our own session id or our own tag nonce under another id: a replay of us.
+                                guard let a = Announcement(bytes), a.sessionID != own, ownNonce == nil || a.tag?.nonce != ownNonce,
+                                      let host = envelope.remoteAddress.ipAddress else { continue }
                                 let now = ExchangeTransport.now()
                                 peers.withLockedValue { p in
-                                    let key = Hex.encode(a.sessionID)
-                                    // Heard on both families: keep the IPv4 address (no scope needed).
-                                    if let old = p[key], case .v4 = old.address, case .v6 = envelope.remoteAddress {
-                                        p[key]?.lastSeen = now
-                                    } else {
-                                        p[key] = DiscoveredPeer(announcement: a, host: host, address: envelope.remoteAddress, lastSeen: now)
-                                    }
+                                    Self.record(a, host: host, from: envelope.remoteAddress, now: now, in: &p)
                                 }
                                 if chosen.withLockedValue({ $0 }) != nil { return }
                             }

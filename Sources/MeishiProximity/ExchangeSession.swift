@@ -60,6 +60,11 @@ public final class ExchangeSession {
     public private(set) var acknowledgedByPeer = false
     public private(set) var acknowledgedLocally = false
 
+    /// This side has sent what lets the peer compute the code (the listener's RESPONSE, the
+    /// dialer's REVEAL). From here an abandoned session has shown the peer one code sample: a
+    /// spent guess (docs/PROTOCOL.md §5.4).
+    public private(set) var codeRevealed = false
+
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
     public var isComplete: Bool { peerCard != nil && acknowledgedByPeer && acknowledgedLocally }
 
@@ -98,6 +103,7 @@ public final class ExchangeSession {
             transcript += body
             let response = [Message.response.rawValue, Self.protocolVersion] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += response
+            codeRevealed = true
             return ([response], nil)
         case (.response, .dialer):
             guard transcript.count == 34, sendKey == nil else { throw .unexpectedMessage("RESPONSE out of order") }
@@ -108,6 +114,7 @@ public final class ExchangeSession {
             let reveal = [Message.reveal.rawValue] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += reveal
             try finishHandshake(peerKey: Array(body[2..<34]))
+            codeRevealed = true
             return ([reveal], .codeReady(code!))
         case (.reveal, .listener):
             guard let commitment = peerCommitment, sendKey == nil else { throw .unexpectedMessage("REVEAL out of order") }

@@ -1,6 +1,7 @@
 import MeishiCard
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 /// The discovery rules of docs/PROTOCOL.md §5.5: which announcing peer to pair with, and who dials.
 ///
@@ -15,36 +16,73 @@ public enum Rendezvous {
     static let dialWait: TimeAmount = .seconds(5)
 
     /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
+    ///
+    /// Discovery only suggests whom to try; the code comparison authenticates. With a code, every
+    /// peer announcing it is a candidate (a replayed or re-addressed announcement adds one): this
+    /// side dials the candidates it should dial in turn, a failed one leading to the next, then
+    /// serves the others; each attempt abandoned after the code was computed spends a guess.
     public static func exchange(code: String?, alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
                                 pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?, participant: ExchangeParticipant,
-                                listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+                                budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         let start = ExchangeTransport.now()
         let deadline = start + Double(timeoutSeconds)
         let server = try await ExchangeTransport.bind(host: nil, port: 0)
         let discovery: Discovery
         do {
             discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
-        } catch let f as ExchangeFailure {
-            throw f
         } catch {
-            throw .io("\(error)")
+            try? await server.close()
+            throw error
         }
         listening(server.port)
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
         let chosen = await discovery.run(until: deadline) { peers, now in
             choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
         }
-        if let several = ambiguous.withLockedValue({ $0 }) { throw .ambiguous(several) }
-        guard let peer = chosen else { throw .noPeer(withCode: code != nil) }
-        let remaining = max(1, deadline - ExchangeTransport.now())
-        if dials(own: discovery.sessionID, peer: peer.announcement.sessionID) {
+        if let several = ambiguous.withLockedValue({ $0 }) {
             try? await server.close()
-            return try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
-                                                    stepTimeout: stepTimeout, waitFor: dialWait,
-                                                    introduce: discovery.sessionID, participant: participant)
+            throw .ambiguous(several)
         }
+        guard let first = chosen else {
+            try? await server.close()
+            throw .noPeer(withCode: code != nil)
+        }
+        var candidates = [first]
+        if let code {
+            candidates += discovery.currentPeers(now: ExchangeTransport.now())
+                .filter { $0.announcement.sessionID != first.announcement.sessionID && $0.announcement.matches(code: code) }
+        }
+        let own = discovery.sessionID
+        let toDial = candidates.filter { dials(own: own, peer: $0.announcement.sessionID) }
+        let toServe = candidates.filter { !dials(own: own, peer: $0.announcement.sessionID) }.map(\.announcement.sessionID)
+        var lastFailure: ExchangeFailure = .noPeer(withCode: code != nil)
+        for (n, peer) in toDial.enumerated() {
+            do {
+                let result = try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
+                                                              stepTimeout: stepTimeout, waitFor: dialWait, introduce: own, budget: budget,
+                                                              participant: participant)
+                try? await server.close()
+                return result
+            } catch {
+                switch error {
+                case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                    try? await server.close()
+                    throw error
+                default:
+                    lastFailure = error
+                    if n + 1 < toDial.count || !toServe.isEmpty {
+                        participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing the code")
+                    }
+                }
+            }
+        }
+        guard !toServe.isEmpty else {
+            try? await server.close()
+            throw lastFailure
+        }
+        let remaining = max(1, deadline - ExchangeTransport.now())
         return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout,
-                                                 participant: participant, onlySession: peer.announcement.sessionID)
+                                                 participant: participant, budget: budget, onlySessions: { toServe })
     }
 
     /// The peer to pair with among those heard so far, or nil to keep listening. With several
@@ -86,16 +124,35 @@ extension ExchangeTransport {
     public static func exchange(_ endpoint: ExchangeEndpoint, timeoutSeconds: Int64, participant: ExchangeParticipant,
                                 listening: @escaping @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         let step = TimeAmount.seconds(stepTimeoutSeconds)
+        let budget = GuessBudget()
         switch endpoint {
         case .listen(let host, let port):
             return try await listen(host: host, port: port, timeout: .seconds(timeoutSeconds), stepTimeout: step,
-                                    participant: participant, listening: listening)
+                                    participant: participant, budget: budget, listening: listening)
         case .dial(let host, let port):
             return try await dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, stepTimeoutSeconds)),
                                   waitFor: .seconds(timeoutSeconds), participant: participant)
         case .discover(let code, let alias, let interface, let pick):
             return try await Rendezvous.exchange(code: code, alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
-                                                 stepTimeout: step, pick: pick, participant: participant, listening: listening)
+                                                 stepTimeout: step, pick: pick, participant: participant, budget: budget,
+                                                 listening: listening)
         }
+    }
+}
+
+extension ExchangeTransport {
+    /// This machine's addresses another person could dial: IPv4 first, then global IPv6, no loopback.
+    public static func localAddresses() -> [String] {
+        guard let devices = try? System.enumerateDevices() else { return [] }
+        var v4: [String] = [], v6: [String] = []
+        for d in devices {
+            guard let a = d.address, let ip = a.ipAddress else { continue }
+            switch a {
+            case .v4: if !ip.hasPrefix("127.") { v4.append(ip) }
+            case .v6: if ip != "::1", !ip.lowercased().hasPrefix("fe80") { v6.append(ip) }
+            default: break
+            }
+        }
+        return Array(Set(v4)).sorted() + Array(Set(v6)).sorted()
     }
 }

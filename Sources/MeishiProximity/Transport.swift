@@ -38,12 +38,63 @@ public enum ExchangeFailure: Error, Sendable {
     case ambiguous([DiscoveredPeer])
     /// Discovery heard no peer (`withCode`: none announcing the same code) before the deadline.
     case noPeer(withCode: Bool)
+    /// `--interface` names no interface of this machine.
+    case noSuchInterface(String, available: [String])
+    /// `--interface` names an interface without multicast (such as `lo`, usually).
+    case interfaceCannotMulticast(String)
+    /// Three pairings with this run were started and abandoned after the code could be computed.
+    case tooManyGuesses(Int)
+    /// Another program (or another meishi) already listens on this TCP port.
+    case addressInUse(Int)
+    /// The host of `--peer` has no address.
+    case unknownHost(String)
     case timedOut(String)
     case unreachable(String)
     case protocolFailure(ExchangeError)
     case declinedLocally
     case connectionLost(String)
     case io(String)
+}
+
+/// The guesses one run allows (docs/PROTOCOL.md §5.4): a pairing abandoned after this side sent
+/// what lets the peer compute the code has shown the peer one code sample. The budget is per
+/// run, not per address, so rotating source addresses gains nothing.
+public final class GuessBudget: Sendable {
+    public static let allowed = 3
+    private let spentCount = NIOLockedValueBox(0)
+
+    public init() {}
+
+    public var spent: Int { spentCount.withLockedValue { $0 } }
+
+    /// Records one spent guess; true when the budget is now exhausted.
+    func spend() -> Bool {
+        spentCount.withLockedValue { n in
+            n += 1
+            return n >= Self.allowed
+        }
+    }
+}
+
+/// Says "N more connections failed" at most once a second instead of a line per connection.
+final class FailureSummary: Sendable {
+    private let state = NIOLockedValueBox<(pending: Int, last: Double)>((0, -1e9))
+    private let log: @Sendable (String) -> Void
+
+    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+
+    func record(_ line: String, now: Double) {
+        let say: (Int, Bool)? = state.withLockedValue { s in
+            if now - s.last >= 1 {
+                defer { s = (0, now) }
+                return (s.pending, true)
+            }
+            s.pending += 1
+            return nil
+        }
+        guard let (suppressed, _) = say else { return }
+        log(line + (suppressed > 0 ? " (and \(suppressed) more failed connections)" : ""))
+    }
 }
 
 /// Tracks peers that fail: 5 failures in 10 minutes bans an address for 10 minutes.
@@ -101,6 +152,7 @@ public enum ExchangeTransport {
                     channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
                 })
         } catch {
+            if errno(of: error) == EADDRINUSE { throw .addressInUse(port) }
             throw .io("cannot listen on \(host):\(port): \(error)")
         }
     }
@@ -108,18 +160,20 @@ public enum ExchangeTransport {
     /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
     /// Failing peers are logged and the listener keeps waiting until `timeout`.
     public static func listen(host: String?, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
-                              participant: ExchangeParticipant, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+                              participant: ExchangeParticipant, budget: GuessBudget,
+                              listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         let server = try await bind(host: host, port: port)
         listening(server.port)
-        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, onlySession: nil)
+        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, budget: budget,
+                               onlySessions: nil)
     }
 
-    /// Serves `server` until one exchange ends by a person's decision or `timeout` passes.
-    /// With `onlySession` (after discovery), a connection must first introduce that session id
-    /// (PROTOCOL.md §5.5); any other is refused like a failing peer. Addresses cannot serve
-    /// here: the chosen peer may dial from its IPv4 or its IPv6 address.
+    /// Serves `server` until one exchange ends by a person's decision, the guess budget is
+    /// spent, or `timeout` passes. With `onlySessions` (after discovery), a connection must first
+    /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
+    /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
-                             onlySession: [UInt8]?) async throws(ExchangeFailure) -> ExchangeResult {
+                             budget: GuessBudget, onlySessions: (@Sendable () -> [[UInt8]])?) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -128,20 +182,22 @@ public enum ExchangeTransport {
         }
         defer { overall.cancel() }
         let guardian = PeerGuard()
+        let quietFailures = FailureSummary(log: participant.log)
         var outcome: Result<ExchangeResult, ExchangeFailure>?
         do {
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
                     let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
                     if guardian.isBanned(address, now: now()) {
-                        participant.log("ignoring \(address): too many failed attempts in the last 10 minutes")
+                        quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
                         try? await connection.channel.close()
                         continue
                     }
+                    let session = ExchangeSession(role: .listener, verifier: participant.verifier)
                     let attempt: Result<ExchangeResult, ExchangeFailure>
                     do {
-                        attempt = .success(try await run(ExchangeSession(role: .listener, verifier: participant.verifier), on: connection, participant: participant,
-                                                         stepTimeout: stepTimeout, address: address, expectIntroduction: onlySession))
+                        attempt = .success(try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout,
+                                                         address: address, expectIntroduction: onlySessions?()))
                     } catch {
                         attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
                     }
@@ -152,7 +208,19 @@ public enum ExchangeTransport {
                         return
                     case .failure(let error):
                         guardian.recordFailure(address, now: now())
-                        participant.log("peer \(address) failed: \(describe(error)); still listening")
+                        guard session.codeRevealed else {
+                            // Never got far enough to learn a code (a port scan, garbage): costs nothing.
+                            quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
+                            continue
+                        }
+                        let exhausted = budget.spend()
+                        participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
+                                        + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                        if exhausted {
+                            outcome = .failure(.tooManyGuesses(budget.spent))
+                            return
+                        }
+                        participant.log("still listening")
                     }
                 }
             }
@@ -169,14 +237,15 @@ public enum ExchangeTransport {
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let address: SocketAddress
         do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
-            throw .unreachable("cannot resolve \(host): \(error)")
+            throw .unknownHost(host)
         }
         return try await dial(address, label: "\(host):\(port)", stepTimeout: stepTimeout, waitFor: waitFor, participant: participant)
     }
 
     /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
     public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
-                            introduce: [UInt8]? = nil, participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+                            introduce: [UInt8]? = nil, budget: GuessBudget? = nil,
+                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let deadline = now() + Double(waitFor.nanoseconds) / 1e9
         var connection: Connection?
         var lastError = ""
@@ -188,14 +257,46 @@ public enum ExchangeTransport {
                         channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
                     }
             } catch {
-                lastError = "\(error)"
+                lastError = plainWords(error)
                 guard now() < deadline else { break }
                 try? await Task.sleep(for: .milliseconds(50))
             }
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
-        return try await run(ExchangeSession(role: .dialer, verifier: participant.verifier), on: connection, participant: participant, stepTimeout: stepTimeout,
-                             address: label, introduce: introduce)
+        let session = ExchangeSession(role: .dialer, verifier: participant.verifier)
+        do {
+            return try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout, address: label,
+                                 introduce: introduce)
+        } catch {
+            if session.codeRevealed, let budget {
+                switch error {
+                case .declinedLocally, .protocolFailure(.declinedByPeer): break
+                default:
+                    let exhausted = budget.spend()
+                    participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
+                                    + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                    if exhausted { throw .tooManyGuesses(budget.spent) }
+                }
+            }
+            throw error
+        }
+    }
+
+    /// The errno behind a socket error, when there is one.
+    static func errno(of error: any Error) -> CInt? {
+        if let e = error as? IOError { return e.errnoCode }
+        if let e = error as? NIOConnectionError { return e.connectionErrors.lazy.compactMap { errno(of: $0.error) }.first }
+        return nil
+    }
+
+    /// A connection error as people say it.
+    static func plainWords(_ error: any Error) -> String {
+        switch errno(of: error) {
+        case ECONNREFUSED?: "connection refused (nothing is listening on that port)"
+        case EHOSTUNREACH?, ENETUNREACH?: "no route to that host"
+        case ETIMEDOUT?: "no answer"
+        default: error is ChannelError && "\(error)".contains("connectTimeout") ? "no answer" : "\(error)"
+        }
     }
 
     public static func describe(_ f: ExchangeFailure) -> String {
@@ -203,6 +304,11 @@ public enum ExchangeTransport {
         case .ambiguous(let peers): "\(peers.count) peers are announcing: "
             + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
         case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
+        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
+        case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
+        case .addressInUse(let port): "port \(port) is already in use on this machine"
+        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
+        case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
         case .timedOut(let w): "timed out: \(w)"
         case .unreachable(let w): w
         case .protocolFailure(let e): e.description
@@ -218,7 +324,7 @@ public enum ExchangeTransport {
 
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
                     stepTimeout: TimeAmount, address: String, introduce: [UInt8]? = nil,
-                    expectIntroduction: [UInt8]? = nil) async throws(ExchangeFailure) -> ExchangeResult {
+                    expectIntroduction: [[UInt8]]? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
         var timer: Scheduled<Void>?
@@ -247,8 +353,9 @@ public enum ExchangeTransport {
                 do {
                     arm(stepTimeout)
                     if let id = introduce { try await send([[introductionType] + id]) }
-                    if let id = expectIntroduction {
-                        guard let first = try await frames.next(), first == [introductionType] + id else {
+                    if let ids = expectIntroduction {
+                        guard let first = try await frames.next(), first.first == introductionType,
+                              ids.contains(Array(first.dropFirst())) else {
                             throw ExchangeFailure.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))
                         }
                     }

@@ -19,8 +19,9 @@ protocol TerminalIO: Sendable {
     var standardErrorIsTerminal: Bool { get }
     /// Columns, when known.
     var width: Int? { get }
-    /// Shows `question` and returns the line typed (without its newline), or nil with no terminal.
-    func ask(_ question: String) -> String?
+    /// Shows `question` and returns the line typed (without its newline); nil with no terminal,
+    /// or when `timeout` seconds pass first.
+    func ask(_ question: String, timeout: Double?) -> String?
     /// Shows `prompt` and reads a line without echo, or nil with no terminal.
     func readHidden(_ prompt: String) -> SecureBytes?
 }

@@ -140,6 +140,17 @@ extension MeishiFailure {
         case .noPeer:
             self.init(text, hint: "is the other side running 'meishi exchange'? if multicast is blocked, use --listen and --peer HOST:PORT",
                       status: .timedOut)
+        case .noSuchInterface(_, let available):
+            self.init(text, hint: "interfaces here: \(available.joined(separator: ", "))", status: .usage)
+        case .interfaceCannotMulticast(let name):
+            self.init(text, hint: name == "lo" ? "on one machine use 'meishi exchange --listen' and '--peer 127.0.0.1', or enable it: ip link set lo multicast on"
+                                               : "pick another --interface, or use --listen and --peer HOST", status: .usage)
+        case .tooManyGuesses:
+            self.init(text, hint: "move somewhere quieter, or use --listen and --peer with the other person's address", status: .protocolError)
+        case .addressInUse:
+            self.init(text, hint: "is another 'meishi exchange --listen' running? use --port 0 for any free port", status: .unavailable)
+        case .unknownHost:
+            self.init(text, hint: "check the name, or give the other machine's IP address", status: .noInput)
         case .timedOut: self.init(text + "; nothing was stored", hint: "start both sides within --timeout, or raise it", status: .timedOut)
         case .unreachable: self.init(text, hint: "is 'meishi exchange --listen' running there, and the port open?", status: .unavailable)
         case .declinedLocally, .protocolFailure(.declinedByPeer):

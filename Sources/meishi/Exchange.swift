@@ -26,7 +26,7 @@ struct Exchange: MeishiCommand {
     @Option(help: "Port for --listen (0: any free port).")
     var port: Int = ExchangeTransport.defaultPort
 
-    @Option(help: ArgumentHelp("Connect to a listening peer.", valueName: "host:port"))
+    @Option(help: ArgumentHelp("Connect to a listening peer (the port defaults to 47823; IPv6 with a port in brackets).", valueName: "host[:port]"))
     var peer: String?
 
     @Option(help: ArgumentHelp("Pair only with a peer using the same code (it never crosses the network).", valueName: "code"))
@@ -65,16 +65,36 @@ struct Exchange: MeishiCommand {
         if let code, code.isEmpty || code.utf8.count > 64 { throw ValidationError("--code must be 1 to 64 bytes") }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
-        if let peer, Self.split(peer) == nil { throw ValidationError("--peer must be HOST:PORT") }
+        if let peer, Self.split(peer) == nil {
+            throw ValidationError("--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets: [fe80::1%eth0]:47823)")
+        }
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
     }
 
+    /// HOST, HOST:PORT, a bare IPv6 address, or [IPV6]:PORT; the port defaults to meishi's.
     static func split(_ hostPort: String) -> (String, Int)? {
-        guard let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]),
-              (1...65535).contains(port) else { return nil }
-        var host = String(hostPort[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let defaultPort = ExchangeTransport.defaultPort
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { return nil }
+            let host = String(hostPort[hostPort.index(after: hostPort.startIndex)..<close])
+            let rest = hostPort[hostPort.index(after: close)...]
+            if rest.isEmpty { return host.isEmpty ? nil : (host, defaultPort) }
+            guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()), (1...65535).contains(port), !host.isEmpty else { return nil }
+            return (host, port)
+        }
+        let colons = hostPort.filter { $0 == ":" }.count
+        if colons == 0 { return hostPort.isEmpty ? nil : (hostPort, defaultPort) }
+        if colons > 1 { return (hostPort, defaultPort) }  // a bare IPv6 address
+        let colon = hostPort.firstIndex(of: ":")!
+        guard let port = Int(hostPort[hostPort.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        let host = String(hostPort[..<colon])
         return host.isEmpty ? nil : (host, port)
+    }
+
+    /// `host:port` as people type it, IPv6 in brackets, the default port left out.
+    static func join(_ host: String, _ port: Int) -> String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        return port == ExchangeTransport.defaultPort ? h : "\(h):\(port)"
     }
 
     func run(_ ctx: Context) async throws {
@@ -87,38 +107,60 @@ struct Exchange: MeishiCommand {
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
         let interactive = !yes && !json
-        let endpoint: ExchangeEndpoint
+        var endpoint: ExchangeEndpoint
         if listen {
             endpoint = .listen(host: nil, port: port)
         } else if let peer {
             let (h, p) = Self.split(peer)!
             endpoint = .dial(host: h, port: p)
         } else {
-            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { peers in
-                guard interactive else { return nil }
-                return terminal.choose(peers)
-            })
+            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { _ in nil })
         }
         let yes = self.yes, quiet = json
         let out = ctx.out
         let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError)
-        let outcome = try await ExchangeService(home: session.home).run(
-            endpoint: endpoint, identity: identity, card: card, level: level, only: fields?.names,
-            timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
-            confirm: { code in
+        let deadline = ctx.now.addingTimeInterval(Double(timeout.seconds))
+        let clock = ctx.clock
+        /// Seconds left of --timeout, for questions that must not outlive it.
+        let remaining: @Sendable () -> Double = { max(0, deadline.timeIntervalSince(clock())) }
+        if case .discover = endpoint {
+            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { peers in
+                guard interactive else { return nil }
                 spinner.stop()
-                if yes {
-                    if !quiet { out.note("code \(code) (not compared by a person: --yes)") }
-                    return true
-                }
-                return terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ")
-            },
-            log: { out.note($0) },
-            listening: { [listen] port in
-                spinner.start(listen || peer == nil
-                              ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
-                              : "connecting")
+                return terminal.choose(peers, timeout: remaining())
             })
+        }
+        let outcome: ExchangeService.Outcome
+        do {
+            outcome = try await ExchangeService(home: session.home).run(
+                endpoint: endpoint, identity: identity, card: card, level: level, only: fields?.names,
+                timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
+                confirm: { code in
+                    spinner.stop()
+                    if yes {
+                        if !quiet { out.note("code \(code) (not compared by a person: --yes)") }
+                        return true
+                    }
+                    let same = terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ", timeout: remaining())
+                    if same { spinner.start("waiting for the other person to confirm…") }
+                    return same
+                },
+                log: { line in spinner.interrupt { out.note(line) } },
+                listening: { [listen] port in
+                    if listen, !quiet {
+                        let hosts = ExchangeTransport.localAddresses()
+                        let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST" + (port == ExchangeTransport.defaultPort ? "" : ":\(port)")
+                        if !hosts.isEmpty { out.note("this machine: \(hosts.joined(separator: ", "))") }
+                        out.note("on the other machine run: meishi exchange --peer \(example)")
+                    }
+                    spinner.start(listen || peer == nil
+                                  ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
+                                  : "connecting")
+                })
+        } catch {
+            spinner.stop()
+            throw error
+        }
         spinner.stop()
         report(outcome, home: session.home, out)
     }

@@ -12,6 +12,8 @@ enum ExitStatus: Int32, Sendable {
     case unavailable = 69
     /// EX_TEMPFAIL: timed out.
     case timedOut = 75
+    /// EX_PROTOCOL: the exchange's guesses were spent (someone may be interfering).
+    case protocolError = 76
     /// EX_NOPERM: a key file others can read, or a wrong or missing passphrase.
     case permission = 77
 }

@@ -23,14 +23,28 @@ struct LiveTerminal: TerminalIO {
         return Int(size.ws_col)
     }
 
-    func ask(_ question: String) -> String? {
-        guard let tty = fopen("/dev/tty", "r+") else { return nil }
-        defer { fclose(tty) }
-        fputs(question, tty)
-        fflush(tty)
-        var line = [CChar](repeating: 0, count: 256)
-        guard fgets(&line, Int32(line.count), tty) != nil else { return nil }
-        return String(cString: line).trimmingCharacters(in: .newlines)
+    func ask(_ question: String, timeout: Double?) -> String? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        _ = question.withCString { Glibc.write(fd, $0, strlen($0)) }
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        var line: [UInt8] = []
+        while line.count < 256 {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
+            let ready = poll(&pfd, 1, wait)
+            if ready < 0 { if errno == EINTR { continue }; return nil }
+            if ready == 0 {
+                _ = "\n".withCString { Glibc.write(fd, $0, 1) }
+                return nil  // timed out
+            }
+            var byte: UInt8 = 0
+            guard read(fd, &byte, 1) == 1 else { return nil }
+            if byte == 0x0A || byte == 0x0D { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
     }
 
     func readHidden(_ prompt: String) -> SecureBytes? {
@@ -60,20 +74,20 @@ struct LiveTerminal: TerminalIO {
 }
 
 extension TerminalIO {
-    /// Asks a yes/no question; anything but y/yes is no.
-    func confirm(_ question: String) -> Bool {
-        guard let answer = ask(question)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+    /// Asks a yes/no question; anything but y/yes (or no answer within `timeout`) is no.
+    func confirm(_ question: String, timeout: Double? = nil) -> Bool {
+        guard let answer = ask(question, timeout: timeout)?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
         return answer == "y" || answer == "yes"
     }
 
     /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).
-    func choose(_ peers: [DiscoveredPeer]) -> DiscoveredPeer? {
+    func choose(_ peers: [DiscoveredPeer], timeout: Double? = nil) -> DiscoveredPeer? {
         var question = "\r\u{1B}[Kseveral people are announcing:\n"
         for (n, p) in peers.enumerated() {
             question += "  \(n + 1)) \(TerminalText.sanitized(p.announcement.alias ?? "(no alias)")) at \(p.host)\n"
         }
         question += "Which one? [1-\(peers.count)] "
-        guard let answer = ask(question), let n = Int(answer.trimmingCharacters(in: .whitespaces)), (1...peers.count).contains(n) else {
+        guard let answer = ask(question, timeout: timeout), let n = Int(answer.trimmingCharacters(in: .whitespaces)), (1...peers.count).contains(n) else {
             return nil
         }
         return peers[n - 1]
@@ -107,6 +121,15 @@ final class Spinner: @unchecked Sendable {
         }
         queue.sync { timer = t }
         t.resume()
+    }
+
+    /// Writes `body`'s output on a line of its own: the spinner line is cleared first and
+    /// redrawn at the next tick, so log lines and the spinner never share a line.
+    func interrupt(_ body: () -> Void) {
+        queue.sync {
+            if enabled, timer != nil { sink.write(Array("\r\u{1B}[K".utf8)) }
+            body()
+        }
     }
 
     func stop() {

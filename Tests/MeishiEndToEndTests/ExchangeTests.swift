@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import meishi
 
 /// Two `meishi exchange` processes on loopback (the manual --listen / --peer path).
 @Suite(.serialized) struct ExchangeCommandTests {
@@ -74,6 +75,48 @@ import Testing
         #expect(log.contains("frame") && log.contains("still listening"), "\(log)")
     }
 
+    /// `--peer` forms: HOST, HOST:PORT, a bare IPv6 address, [IPv6]:PORT.
+    @Test func peerArgumentForms() {
+        #expect(Exchange.split("mei.local")! == ("mei.local", 47_823))
+        #expect(Exchange.split("10.0.0.2:9000")! == ("10.0.0.2", 9000))
+        #expect(Exchange.split("fe80::1%eth0")! == ("fe80::1%eth0", 47_823))
+        #expect(Exchange.split("[fe80::1%eth0]:9000")! == ("fe80::1%eth0", 9000))
+        #expect(Exchange.split("[::1]")! == ("::1", 47_823))
+        for bad in ["", ":9000", "host:0", "host:x", "[::1]x", "[]:9"] { #expect(Exchange.split(bad) == nil, "\(bad)") }
+        #expect(Exchange.join("fe80::1", 9000) == "[fe80::1]:9000" && Exchange.join("10.0.0.2", 47_823) == "10.0.0.2")
+    }
+
+    /// Every exchange option, on both sides of a loopback exchange: no combination crashes
+    /// (a signal would show as a status outside meishi's own: 0, 1, 64-77).
+    @Test func everyOptionAgainstAPeerEndsWithoutACrash() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let allowed: Set<Int32> = [0, 1, 64, 65, 66, 69, 75, 76, 77]
+        let combos: [[String]] = [
+            [], ["--json"], ["--level", "public"], ["--level", "personal", "--json"], ["--fields", "name,email"],
+            ["--max-skew", "1m"], ["--timeout", "30s", "--verbose"],
+        ]
+        // A share without the name is refused before anything listens.
+        let noName = try mei.run(["exchange", "--listen", "--port", "0", "--yes", "--fields", "email"])
+        #expect(noName.status == 64 && noName.stderr.contains("--fields leaves it out"), "\(noName.stderr)")
+        for extra in combos {
+            let (listener, port, _, err) = try Self.startListener(mei, extra)
+            let dialer = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--timeout", "10"] + extra)
+            if listener.isRunning { listener.terminate() }
+            listener.waitUntilExit()
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(listener.terminationReason == .exit && allowed.contains(listener.terminationStatus), "\(extra): \(log)")
+            #expect(allowed.contains(dialer.status), "\(extra): \(dialer.stderr)")
+            #expect(dialer.status == 0, "\(extra): \(dialer.stderr)")
+        }
+        for extra in [["--code", "tulip", "--interface", "lo"], ["--alias", "Mei", "--interface", "lo"], ["--interface", "nosuch0"],
+                      ["--listen", "--port", "0", "--code", "x"], ["--peer", "[::1]:1", "--timeout", "1"], ["--listen", "--port", "70000"]] {
+            let r = try mei.run(["exchange", "--yes", "--timeout", "2"] + extra)
+            #expect(allowed.contains(r.status), "\(extra): \(r.status) \(r.stderr)")
+            #expect(!r.stderr.contains("Fatal error"), "\(extra): \(r.stderr)")
+        }
+    }
+
     @Test func timeoutsAndRefusals() throws {
         let mei = try CLI.withCard()
         let t = try mei.run(["exchange", "--listen", "--port", "0", "--yes", "--timeout", "1"])
@@ -86,7 +129,23 @@ import Testing
         #expect(noTTY.stderr.contains("--yes"))
         #expect(try mei.run(["exchange", "--listen", "--code", "x", "--yes"]).status == 64)
         #expect(try mei.run(["exchange", "--listen", "--peer", "127.0.0.1:9", "--yes"]).status == 64)
-        #expect(try mei.run(["exchange", "--peer", "nonsense", "--yes"]).status == 64)
+        #expect(refused.stderr.contains("connection refused (nothing is listening on that port)"), "\(refused.stderr)")
+        #expect(try mei.run(["exchange", "--peer", "host:99999", "--yes"]).status == 64)
+        #expect(try mei.run(["exchange", "--peer", "[::1", "--yes"]).status == 64)
+        // --peer HOST takes the default port; an unknown host is said in plain words.
+        let unknown = try mei.run(["exchange", "--peer", "no-such-host.invalid", "--yes", "--timeout", "2"])
+        #expect(unknown.status == 66 && unknown.stderr.contains("cannot find the host no-such-host.invalid"), "\(unknown.stderr)")
+        // An interface that cannot multicast, or that does not exist, is a clear usage error, not a crash.
+        let lo = try mei.run(["exchange", "--interface", "lo", "--yes", "--timeout", "2"])
+        #expect([64, 75].contains(lo.status), "\(lo.stderr)")
+        #expect(!lo.stderr.contains("Fatal error") && !lo.stderr.contains("crashed"), "\(lo.stderr)")
+        let nosuch = try mei.run(["exchange", "--interface", "nosuch0", "--yes", "--timeout", "2"])
+        #expect(nosuch.status == 64 && nosuch.stderr.contains("interfaces here: "), "\(nosuch.stderr)")
+        // A port in use is said so, with the fix.
+        let (holder, port, _, _) = try Self.startListener(mei, ["--timeout", "5"])
+        let busy = try mei.run(["exchange", "--listen", "--port", "\(port)", "--yes", "--timeout", "2"])
+        holder.terminate()
+        #expect(busy.status == 69 && busy.stderr.contains("already in use") && busy.stderr.contains("--port 0"), "\(busy.stderr)")
         #expect(try mei("contacts", "list", "--json").json["contacts"] as? [Any] == nil
                 || (try mei("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty == true)
     }

@@ -37,17 +37,27 @@ import MeishiCrypto
         return p.signed(with: key)
     }
 
+    /// Waits for a listener run to end; returns its exit status, JSON result and log.
+    static func finish(_ listener: Process, _ out: Pipe, _ err: Pipe) -> (Int32, [String: Any]?, String) {
+        listener.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let result = try? JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
+        return (listener.terminationStatus, result, log)
+    }
+
+    /// Attacks that end before a code could be computed cost nothing; each that ends after it
+    /// spends one of the run's three tries. Two runs, so that the honest peer arrives in each
+    /// with a try left.
     @Test func everyAttackIsRefusedAndTheListenerStaysUp() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "120"])
         let mallory = Ed25519.SigningKey()
 
-        // 1. Truncated frame: a header for 100 bytes, 10 of them, then the connection closes.
+        // Run 1: garbage (free), a broken tag and a card naming another key's DID (a try each).
+        var (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "120"])
         let t = RelayAttackTests.connectSocket(port)
         _ = ([0, 0, 0, 100] + [UInt8](repeating: 1, count: 10)).withUnsafeBytes { write(t, $0.baseAddress, $0.count) }
         close(t)
-        // 2. A confirmation with a broken authentication tag.
         do {
             var wire = Wire(fd: RelayAttackTests.connectSocket(port))
             let s = ExchangeSession(role: .dialer, verifier: Self.verifier)
@@ -60,30 +70,75 @@ import MeishiCrypto
             while (try? wire.read()) != nil {}
             close(wire.fd)
         }
-        // 3. A card whose DID names another key (signed correctly by its signPubKey).
         let someoneElse = DIDKey.did(for: Ed25519.SigningKey().publicKey)
         try Self.sendCard(port: port) { $0.card(Self.card(mallory, did: someoneElse), signedBy: mallory) }
-        // 4. A card replayed with a binding from another session.
+        var honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"])
+        var (status, result, log) = Self.finish(listener, out, err)
+        #expect(honest.status == 0, "\(honest.stderr)")
+        #expect(status == 0, "\(log)")
+        #expect((result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        for expected in ["connection lost", "failed authentication", "does not match the key in senderDID", "(1 of 3 tries used)",
+                         "(2 of 3 tries used)"] {
+            #expect(log.contains(expected), "missing \"\(expected)\" in:\n\(log)")
+        }
+
+        // Run 2: a card replayed with another session's binding, and one signed an hour ago.
+        (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "120"])
         let replayed = Self.card(mallory)
         let foreign = mallory.signature(for: ExchangeSession.bindingInput(transcriptHash: [UInt8](repeating: 7, count: 32), cardBytes: replayed.bytes))
         try Self.sendCard(port: port) { $0.seal(.card, foreign.rawRepresentation + replayed.bytes) }
-        // 5. A card signed an hour ago.
         try Self.sendCard(port: port) { $0.card(Self.card(mallory, age: 3600), signedBy: mallory) }
-
-        // The honest peer still gets through.
-        let honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"])
-        listener.waitUntilExit()
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let result = try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
+        honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"])
+        (status, result, log) = Self.finish(listener, out, err)
         #expect(honest.status == 0, "\(honest.stderr)")
-        #expect(listener.terminationStatus == 0, "\(log)")
-        #expect((result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
-        for expected in ["connection lost", "failed authentication", "does not match the key in senderDID",
-                         "not bound to this session", "outside the exchange window"] {
+        #expect(status == 0, "\(log)")
+        for expected in ["not bound to this session", "outside the exchange window", "(2 of 3 tries used)"] {
             #expect(log.contains(expected), "missing \"\(expected)\" in:\n\(log)")
         }
-        #expect(log.components(separatedBy: "still listening").count - 1 == 5, "\(log)")
         let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
         #expect(stored?.map { $0["name"] as? String } == ["Ken Sato"])
+    }
+
+    /// A TCP connection to `port` on 127.0.0.1 from the source address `source` (any 127.x.y.z).
+    static func connect(from source: String, to port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        return fd
+    }
+
+    /// The grinding attack: a dialer that learns the code from RESPONSE and hangs up when it does
+    /// not suit, from a new source address each time. One listener run gives it at most 3 codes,
+    /// then ends with exit 76 and says why; the person saw each spent try.
+    @Test func grindingTheCodeGetsAtMostThreeSamples() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "60"])
+        var codes: [String] = []
+        for n in 0..<10 {
+            let fd = Self.connect(from: "127.0.\(n / 200 + 1).\(n % 200 + 10)", to: port)
+            var wire = Wire(fd: fd)
+            let session = ExchangeSession(role: .dialer, verifier: Self.verifier)
+            wire.write(session.start()!)
+            if let response = try? wire.read(), let step = try? session.receive(response), case .codeReady(let code)? = step.event {
+                codes.append(code)
+            }
+            close(fd)  // the code does not suit: hang up before REVEAL
+            Thread.sleep(forTimeInterval: 0.05)
+            if listener.isRunning == false { break }
+        }
+        let (status, _, log) = Self.finish(listener, out, err)
+        #expect(codes.count <= 3, "the attacker saw \(codes.count) codes")
+        #expect(status == 76, "\(log)")
+        #expect(log.contains("someone may be interfering"), "\(log)")
+        #expect(log.components(separatedBy: "started pairing and hung up").count - 1 == 3, "\(log)")
+        let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+        #expect(stored?.isEmpty == true)
     }
 }

@@ -39,7 +39,7 @@ struct ScriptedTerminal: TerminalIO {
     var standardOutputIsTerminal: Bool { false }
     var standardErrorIsTerminal: Bool { false }
     var width: Int? { 80 }
-    func ask(_ question: String) -> String? { interactive ? recorder.answer(question) : nil }
+    func ask(_ question: String, timeout: Double?) -> String? { interactive ? recorder.answer(question) : nil }
     func readHidden(_ prompt: String) -> SecureBytes? {
         guard interactive, let a = recorder.answer(prompt) else { return nil }
         return SecureBytes(copying: Array(a.utf8))
