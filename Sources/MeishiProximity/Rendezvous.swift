@@ -12,8 +12,9 @@ import NIOPosix
 public enum Rendezvous {
     /// How long to listen to announcements before deciding that exactly one peer is there.
     public static let window: Double = 1.0
-    /// How long a dialer keeps retrying while the chosen peer's listener starts.
-    static let dialWait: TimeAmount = .seconds(5)
+    /// How long a dialer keeps retrying a refused connection: a discovered peer bound its listener
+    /// before it announced, so a refusal means a stale or forged announcement; move on soon.
+    static let dialWait: TimeAmount = .seconds(1)
 
     /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
     ///

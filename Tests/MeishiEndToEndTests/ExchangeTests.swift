@@ -223,6 +223,45 @@ import Testing
         return ((a.0, a.1, a.2), (b.0, b.1, b.2))
     }
 
+    /// A third host replays both people's announcements from its own address and under forged
+    /// session ids (sorting first and last) carrying their code tags. The honest pair still pairs
+    /// with its code, and nothing of the attacker's is stored.
+    @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func steeredDiscoveryStillPairsTheHonestPeers() throws {
+        let teardown = try Self.hosts("mst", 3)
+        defer { teardown() }
+        let attacker = Process()
+        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        attacker.arguments = ["netns", "exec", "mst3", "/usr/bin/python3",
+                              Fixtures.root.appendingPathComponent("tools/replay-announcements.py").path,
+                              "--interface-address", "10.147.0.3", "--seconds", "12"]
+        let attackerOut = Pipe()
+        attacker.standardOutput = attackerOut
+        attacker.standardError = FileHandle.nullDevice
+        try attacker.run()
+        defer { if attacker.isRunning { attacker.terminate() } }
+        Thread.sleep(forTimeInterval: 0.5)
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let first = try Self.exchange(in: "mst1", home: mei.home, ["--code", "tulip-anchor"])
+        Thread.sleep(forTimeInterval: 0.3)
+        let second = try Self.exchange(in: "mst2", home: ken.home, ["--code", "tulip-anchor"])
+        let started = Date()
+        let a = Self.result(first), b = Self.result(second)
+        let took = Date().timeIntervalSince(started)
+        attacker.waitUntilExit()
+        let forged = String(decoding: attackerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(forged.hasPrefix("forged ") && !forged.hasPrefix("forged 0 "), "the attacker heard nothing to replay: \(forged)")
+        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
+        #expect(took < 20, "pairing took \(took) s:\n\(a.2)\n\(b.2)")
+        #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        for cli in [mei, ken] {
+            let stored = try cli("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+            #expect(stored?.count == 1, "\(stored ?? [])")
+        }
+    }
+
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func ipv6LinkLocalOnly() throws {
         let (a, _) = try Self.pair(setup: "up6", prefix: "mt6", extra: [])
