@@ -20,14 +20,20 @@ public struct Announcement: Equatable, Sendable {
     public var port: UInt16
     public var tag: (nonce: [UInt8], mac: [UInt8])?
     public var alias: String?
+    /// A newcomer's request: whoever hears it announces at once instead of at its next tick
+    /// (as an mDNS query does), so a pair meets in milliseconds.
+    public var wantsAnswer = false
 
-    public init(sessionID: [UInt8], port: UInt16, tag: (nonce: [UInt8], mac: [UInt8])? = nil, alias: String? = nil) {
+    public init(sessionID: [UInt8], port: UInt16, tag: (nonce: [UInt8], mac: [UInt8])? = nil, alias: String? = nil,
+                wantsAnswer: Bool = false) {
         self.sessionID = sessionID
         self.port = port
         self.tag = tag
         self.alias = alias
+        self.wantsAnswer = wantsAnswer
     }
 
+    /// The same peer says the same thing (whether it asks for an answer aside).
     public static func == (a: Announcement, b: Announcement) -> Bool {
         a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.tag?.nonce == b.tag?.nonce && a.tag?.mac == b.tag?.mac
     }
@@ -49,6 +55,7 @@ public struct Announcement: Equatable, Sendable {
         var flags: UInt8 = 0
         if tag != nil { flags |= 1 }
         if alias != nil { flags |= 2 }
+        if wantsAnswer { flags |= 4 }
         out.append(flags)
         if let tag { out += tag.nonce + tag.mac }
         if let alias {
@@ -66,7 +73,8 @@ public struct Announcement: Equatable, Sendable {
         port = UInt16(bytes[21]) << 8 | UInt16(bytes[22])
         guard port != 0 else { return nil }
         let flags = bytes[23]
-        guard flags & ~3 == 0 else { return nil }
+        guard flags & ~7 == 0 else { return nil }
+        wantsAnswer = flags & 4 != 0
         var i = 24
         if flags & 1 != 0 {
             guard bytes.count >= i + 48 else { return nil }
@@ -135,6 +143,9 @@ public final class Discovery: Sendable {
     private let senders: [(Channel, SocketAddress)]
     private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
     private let announcement: [UInt8]
+    /// The same announcement asking to be answered at once: the first burst sends it.
+    private let query: [UInt8]
+    private let lastAnswer = NIOLockedValueBox<Double>(-1)
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
     public static func start(tcpPort: Int, code: String?, alias: String?, interface: String?,
@@ -146,6 +157,7 @@ public final class Discovery: Sendable {
             tag = (nonce, Announcement.tag(code: code, nonce: nonce))
         }
         let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias).encoded
+        let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias, wantsAnswer: true).encoded
         let all: [NIONetworkDevice]
         do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
         if let interface {
@@ -229,10 +241,13 @@ public final class Discovery: Sendable {
         let names = Set(v4.map(\.name) + v6Names).sorted()
         let groups = (v4.isEmpty ? [] : ["\(Self.group):\(port)"]) + (v6Names.isEmpty ? [] : ["[\(Self.group6)]:\(port)"])
         log("announcing on \(names.joined(separator: ", ")) (\(groups.joined(separator: ", ")))")
-        return Discovery(sessionID: sessionID, ownNonce: tag?.nonce, receivers: receivers, senders: senders, announcement: message)
+        return Discovery(sessionID: sessionID, ownNonce: tag?.nonce, receivers: receivers, senders: senders, announcement: message,
+                         query: query)
     }
 
-    private init(sessionID: [UInt8], ownNonce: [UInt8]?, receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8]) {
+    private init(sessionID: [UInt8], ownNonce: [UInt8]?, receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8],
+                 query: [UInt8]) {
+        self.query = query
         self.sessionID = sessionID
         self.ownNonce = ownNonce
         self.receivers = receivers
@@ -240,11 +255,24 @@ public final class Discovery: Sendable {
         self.announcement = announcement
     }
 
-    func announce() {
+    func announce(asking: Bool = false) {
+        let bytes = asking ? query : announcement
         for (channel, target) in senders {
-            channel.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: announcement)), promise: nil)
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: target, data: ByteBuffer(bytes: bytes)), promise: nil)
         }
     }
+
+    /// Answers a newcomer's request at once, at most every 100 ms (a flood of requests gets a
+    /// few answers, not one each).
+    func answer(now: Double) {
+        let due = lastAnswer.withLockedValue { last in
+            guard now - last >= 0.1 else { return false }
+            last = now
+            return true
+        }
+        if due { announce() }
+    }
+
 
     /// Adds or refreshes a peer. The first address heard for a session id in each address family
     /// is pinned: a later datagram with the same id from elsewhere (a replay) never moves it, and
@@ -289,7 +317,7 @@ public final class Discovery: Sendable {
         let ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(250)) { [self] _ in
             // Burst: three announcements 250 ms apart, then one a second.
             let n = sent.withLockedValue { n in defer { n += 1 }; return n }
-            if n < 3 || n % 4 == 0 { announce() }
+            if n < 3 || n % 4 == 0 { announce(asking: n < 3) }
         }
         defer { ticker.cancel() }
         await withTaskGroup(of: Void.self) { group in
@@ -306,6 +334,7 @@ public final class Discovery: Sendable {
                                 peers.withLockedValue { p in
                                     Self.record(a, host: host, from: envelope.remoteAddress, now: now, in: &p)
                                 }
+                                if a.wantsAnswer { self.answer(now: now) }
                                 if chosen.withLockedValue({ $0 }) != nil { return }
                             }
                         }
@@ -319,7 +348,7 @@ public final class Discovery: Sendable {
                         chosen.withLockedValue { $0 = pick }
                         break
                     }
-                    try? await Task.sleep(for: .milliseconds(100))
+                    try? await Task.sleep(for: .milliseconds(10))
                 }
                 // Stop receiving; the TCP exchange takes over.
                 announce()

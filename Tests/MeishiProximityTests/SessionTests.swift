@@ -241,6 +241,11 @@ import NIOCore
         #expect(Announcement([UInt8](repeating: 0, count: 200)) == nil)
         let zeroPort = Announcement(sessionID: SecureRandom.bytes(16), port: 0).encoded
         #expect(Announcement(zeroPort) == nil)
+        let query = Announcement(sessionID: SecureRandom.bytes(16), port: 9, wantsAnswer: true).encoded
+        #expect(Announcement(query)?.wantsAnswer == true && Announcement(query) == Announcement(sessionID: Array(query[5..<21]), port: 9))
+        var unknownFlag = query
+        unknownFlag[23] |= 8
+        #expect(Announcement(unknownFlag) == nil)
     }
 }
 
