@@ -118,7 +118,8 @@ struct Exchange: MeishiCommand {
         }
         let yes = self.yes, quiet = json
         let out = ctx.out
-        let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError)
+        let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError,
+                              width: terminal.width)
         let deadline = ctx.now.addingTimeInterval(Double(timeout.seconds))
         let clock = ctx.clock
         /// Seconds left of --timeout, for questions that must not outlive it.

@@ -98,12 +98,15 @@ extension TerminalIO {
 final class Spinner: @unchecked Sendable {
     private let enabled: Bool
     private let sink: Sink
+    /// Columns of the terminal: a longer line would wrap, and `\r` could not redraw it.
+    private let width: Int
     private var timer: DispatchSourceTimer?
     private let queue = DispatchQueue(label: "meishi.spinner")
 
-    init(enabled: Bool, sink: Sink) {
+    init(enabled: Bool, sink: Sink, width: Int?) {
         self.enabled = enabled
         self.sink = sink
+        self.width = width ?? 80
     }
 
     func start(_ text: String) {
@@ -112,6 +115,8 @@ final class Spinner: @unchecked Sendable {
             return
         }
         let frames = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+        let room = max(8, width - 3)
+        let text = text.count > room ? String(text.prefix(room - 1)) + "…" : text
         var n = 0
         let t = DispatchSource.makeTimerSource(queue: queue)
         t.schedule(deadline: .now(), repeating: .milliseconds(100))
