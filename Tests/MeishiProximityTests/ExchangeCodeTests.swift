@@ -1,0 +1,36 @@
+import Testing
+@testable import MeishiProximity
+
+@Suite struct ExchangeCodeTests {
+    @Test func parsesTypedCodes() throws {
+        let c = try ExchangeCode(parsing: "  7-Tulip-Anchor\n")
+        #expect(c.nameplate == 7 && c.password == "tulip-anchor" && c.description == "7-tulip-anchor")
+        #expect(try ExchangeCode(parsing: "999-x").nameplate == 999)
+        #expect(try ExchangeCode(parsing: "12-caf\u{E9}-au-lait") == ExchangeCode(parsing: "12-cafe\u{301}-au-lait"))
+    }
+
+    @Test(arguments: ["", "7", "7-", "-tulip", "tulip-anchor", "07-x", "x7-a", "7--a", "7-a-", "7-a b", "7-a\u{1B}b", "+7-a"])
+    func refusesOtherShapes(_ text: String) {
+        #expect(throws: ExchangeCodeError.self) { try ExchangeCode(parsing: text) }
+    }
+
+    @Test func nameplateRangeAndLength() {
+        #expect(throws: ExchangeCodeError.nameplateOutOfRange("0-a")) { try ExchangeCode(parsing: "0-a") }
+        #expect(throws: ExchangeCodeError.nameplateOutOfRange("1000-a")) { try ExchangeCode(parsing: "1000-a") }
+        #expect(throws: ExchangeCodeError.tooLong(66)) { try ExchangeCode(parsing: "1-" + String(repeating: "a", count: 64)) }
+    }
+
+    @Test func generatedCodesUseTwoPGPWords() throws {
+        #expect(CodeWords.even.count == 256 && CodeWords.odd.count == 256 && Set(CodeWords.even + CodeWords.odd).count == 512)
+        var seen = Set<String>()
+        for _ in 0..<200 {
+            let c = ExchangeCode.random()
+            let words = c.password.split(separator: "-").map(String.init)
+            #expect(words.count == 2 && CodeWords.even.contains(words[0]) && CodeWords.odd.contains(words[1]), "\(c)")
+            #expect((1...999).contains(c.nameplate))
+            #expect(try ExchangeCode(parsing: c.description) == c)
+            seen.insert(c.description)
+        }
+        #expect(seen.count > 190)
+    }
+}
