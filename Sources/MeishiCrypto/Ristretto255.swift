@@ -236,12 +236,15 @@ public enum Ristretto255 {
     // MARK: libsodium calls, lengths checked right before each
 
     /// True when `encoding` is a canonical encoding of an element other than the identity.
-    /// `crypto_core_ristretto255_is_valid_point` accepts the identity (all zeros), so it is refused here.
+    ///
+    /// libsodium 1.0.18's `crypto_core_ristretto255_is_valid_point` falls short of RFC 9496 twice,
+    /// so both are checked here: it accepts the identity (all zeros), and it ignores the top bit, so
+    /// that `s | 2^255` passes as a second encoding of `s` (`00…80` decodes to the identity).
     static func isValidNonIdentity(_ encoding: UnsafeRawBufferPointer) -> Bool {
         precondition(encoding.count == byteCount)
         Sodium.ensureReady()
         let p = encoding.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        return crypto_core_ristretto255_is_valid_point(p) == 1 && sodium_is_zero(p, byteCount) == 0
+        return p[byteCount - 1] & 0x80 == 0 && crypto_core_ristretto255_is_valid_point(p) == 1 && sodium_is_zero(p, byteCount) == 0
     }
 
     static func isValidNonIdentity(_ encoding: [UInt8]) -> Bool {
