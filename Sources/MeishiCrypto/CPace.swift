@@ -78,20 +78,24 @@ public enum CPace {
     /// `generator_string(DSI, PRS, CI, sid, 128)`: `lv_cat(DSI, PRS, zero padding, CI, sid)`, the
     /// padding filling SHA-512's first 128-byte block; in guarded memory since it holds the password.
     public static func generatorString(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8]) -> SecureBytes {
+        SecureBytes(joining: generatorStringParts(password: password, channelID: channelID, sessionID: sessionID))
+    }
+
+    /// The generator string in pieces, so that it can be hashed without another guarded copy.
+    static func generatorStringParts(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8]) -> [HashPart] {
         let dsi = prependingLength(domainSeparator)
         let prsPrefix = lengthPrefix(password.count)
         let padLength = max(0, SHA512.blockByteCount - 1 - (prsPrefix.count + password.count) - dsi.count)
-        return SecureBytes(joining: [
-            .plain(dsi), .plain(prsPrefix), .secret(password),
-            .plain(prependingLength([UInt8](repeating: 0, count: padLength))),
-            .plain(prependingLength(channelID)), .plain(prependingLength(sessionID)),
-        ])
+        return [
+            .plain(dsi + prsPrefix), .secret(password),
+            .plain(prependingLength([UInt8](repeating: 0, count: padLength)) + prependingLength(channelID) + prependingLength(sessionID)),
+        ]
     }
 
     /// `calculate_generator`: the element derived from SHA-512 of the generator string. Secret: it
     /// would let anyone test password guesses.
     public static func generator(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8]) -> Ristretto255.SecretPoint {
-        let digest = SHA512.hash(generatorString(password: password, channelID: channelID, sessionID: sessionID))
+        let digest = SHA512.hash(parts: generatorStringParts(password: password, channelID: channelID, sessionID: sessionID))
         do {
             return try Ristretto255.SecretPoint(uniformBytes: digest)
         } catch {
@@ -325,7 +329,7 @@ public enum CPace {
         func finish(peer: Message, transcript: [UInt8]) throws(CryptoError) -> Session {
             guard peer.share != message.share else { throw .reflectedMessage }
             let k = try scalar.sharedSecret(with: peer.share)
-            let isk = SHA512.hash(CPace.intermediateSessionKeyInput(sessionID: sessionID, sharedSecret: k, transcript: transcript))
+            let isk = SHA512.hash(parts: CPace.intermediateSessionKeyInputParts(sessionID: sessionID, sharedSecret: k, transcript: transcript))
             return Session(intermediateSessionKey: isk, sessionID: sessionID, ownMessage: message.encoded,
                            peerMessage: peer.encoded, transcript: transcript)
         }
@@ -333,10 +337,15 @@ public enum CPace {
 
     /// `lv_cat(DSI || "_ISK", sid, K) || transcript`, in guarded memory since it holds K.
     static func intermediateSessionKeyInput(sessionID: [UInt8], sharedSecret k: Ristretto255.SecretPoint, transcript: [UInt8]) -> SecureBytes {
-        SecureBytes(joining: [
+        SecureBytes(joining: intermediateSessionKeyInputParts(sessionID: sessionID, sharedSecret: k, transcript: transcript))
+    }
+
+    /// The same in pieces, hashed without another guarded copy.
+    static func intermediateSessionKeyInputParts(sessionID: [UInt8], sharedSecret k: Ristretto255.SecretPoint, transcript: [UInt8]) -> [HashPart] {
+        [
             .plain(prependingLength(iskDomainSeparator) + prependingLength(sessionID) + lengthPrefix(k.rawRepresentation.count)),
             .secret(k.rawRepresentation), .plain(transcript),
-        ])
+        ]
     }
 
     /// HMAC-SHA512 of `message` under the 64-byte `key`.
