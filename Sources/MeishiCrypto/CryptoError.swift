@@ -8,8 +8,19 @@ public enum CryptoError: Error, Equatable, Sendable {
     case authenticationFailed
     /// Argon2id could not run with the requested limits (usually: not enough memory).
     case keyDerivationFailed
-    /// An X25519 exchange produced the all-zero secret (a low-order peer key).
+    /// A key exchange produced the all-zero X25519 secret or the ristretto255 identity (a low-order
+    /// or invalid peer key).
     case weakSharedSecret
+    /// Bytes are not the canonical encoding of a ristretto255 element, or encode the identity.
+    case invalidPoint
+    /// A ristretto255 scalar is zero or not reduced (not below the group order).
+    case invalidScalar
+    /// A PAKE message is not well formed: a bad length prefix, or bytes missing or left over.
+    case malformedMessage
+    /// A PAKE peer sent back our own message: a reflection, never an honest peer.
+    case reflectedMessage
+    /// The peer's PAKE key confirmation did not match: a different password, or a tampered exchange.
+    case confirmationFailed
 }
 
 extension CryptoError {

@@ -1,5 +1,7 @@
 // meishi-bench: the in-process half of `make bench` (scripts/bench.sh runs it and the CLI).
 //   meishi-bench crypto [SECONDS]          sign/verify rates for payloads and for raw Ed25519
+//   meishi-bench cpace [SECONDS]           CPace (ristretto255, SHA-512): each side of a run, and
+//                                          the ristretto255 operations it is made of
 //   meishi-bench store DIR COUNT SQLFILE   bulk-insert COUNT contacts into DIR/meishi.sqlite and
 //                                          write the same rows as SQL for the sqlite3 shell
 import Foundation
@@ -53,6 +55,48 @@ func crypto(budget: Double) throws {
     print(String(format: "verify payload (JSON -> ok)  %9.0f /s   raw Ed25519 verify %9.0f /s   ratio %.2f", payVerify, rawVerify, payVerify / rawVerify))
 }
 
+func cpace(budget: Double) throws {
+    let password = SecureBytes(copying: Array("tulip-anchor".utf8))
+    let ci = CPace.lengthValueConcatenation([Array("meishi dialer".utf8), Array("meishi listener".utf8)])
+    let sid = SecureRandom.bytes(32)
+    let scalar = Ristretto255.Scalar()
+    let point = Ristretto255.Point(generatorTimes: Ristretto255.Scalar())
+    let digest = SHA512.hash(Array("bench".utf8))
+    let scalarMult = rate(budget) { _ = try! point.multiplied(by: scalar) }
+    let fromHash = rate(budget) { _ = try! Ristretto255.Point(uniformBytes: digest) }
+    let generator = rate(budget) { _ = CPace.generator(password: password, channelID: ci, sessionID: sid) }
+    // One side, every step: its message (generator, y·g), then K, ISK and both tags once the peer's
+    // message and tag are in. The peer's message is fixed; its tag fails to check here, which costs
+    // the same HMAC and comparison as a tag that passes.
+    let peer = CPace.Responder(password: password, channelID: ci, sessionID: sid)
+    let strangerTag = try CPace.ConfirmationTag(rawRepresentation: [UInt8](repeating: 0, count: 64))
+    let initiatorSide = rate(budget) {
+        let a = CPace.Initiator(password: password, channelID: ci, sessionID: sid)
+        let session = try! a.finish(responderMessage: peer.message)
+        _ = session.confirmation
+        _ = try? session.verifyPeerConfirmation(strangerTag)
+    }
+    let other = CPace.Initiator(password: password, channelID: ci, sessionID: sid)
+    let responderSide = rate(budget) {
+        let b = CPace.Responder(password: password, channelID: ci, sessionID: sid)
+        _ = try? b.finish(initiatorMessage: other.message).confirmation(afterVerifying: strangerTag)
+    }
+    // Both sides in one process, confirmations passing: what a pairing costs in CPU.
+    let both = rate(budget) {
+        let a = CPace.Initiator(password: password, channelID: ci, sessionID: sid)
+        let b = CPace.Responder(password: password, channelID: ci, sessionID: sid)
+        let sa = try! a.finish(responderMessage: b.message)
+        let tb = try! b.finish(initiatorMessage: a.message).confirmation(afterVerifying: sa.confirmation)
+        try! sa.verifyPeerConfirmation(tb)
+    }
+    let us = { (r: Double) in 1e6 / r }
+    print(String(format: "ristretto255 scalarmult      %8.1f us    from_hash (hash to group) %8.1f us", us(scalarMult), us(fromHash)))
+    print(String(format: "CPace generator              %8.1f us    (SHA-512 of the generator string + from_hash)", us(generator)))
+    print(String(format: "CPace initiator, one run     %8.1f us    (generator, Ya, K, ISK, tag, check)", us(initiatorSide)))
+    print(String(format: "CPace responder, one run     %8.1f us    (generator, Yb, K, ISK, check, tag)", us(responderSide)))
+    print(String(format: "CPace both sides, confirmed  %8.1f us", us(both)))
+}
+
 func sqlQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
 
 func store(dir: String, count: Int, sqlPath: String) throws {
@@ -92,8 +136,9 @@ func store(dir: String, count: Int, sqlPath: String) throws {
 let args = CommandLine.arguments
 switch args.dropFirst().first {
 case "crypto": try crypto(budget: args.count > 2 ? Double(args[2])! : 1.0)
+case "cpace": try cpace(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "store": try store(dir: args[2], count: Int(args[3])!, sqlPath: args[4])
 default:
-    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | store DIR COUNT SQLFILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE\n".utf8))
     exit(64)
 }
