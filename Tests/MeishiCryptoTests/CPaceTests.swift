@@ -194,6 +194,42 @@ private let groupOrder = bytes("edd3f55c1a631258d69cf7a2def9de140000000000000000
     }
 }
 
+/// meishi's own vector (fixtures/cpace-meishi.json, computed outside meishi): the inputs as
+/// docs/PROTOCOL.md section 5.6 proposes to build them from a code, then a whole confirmed run.
+@Suite struct CPaceMeishiVectorTests {
+    @Test func codeSevenTulipAnchor() throws {
+        let v = try Fixtures.json("cpace-meishi.json") as! [String: String]
+        func h(_ key: String) -> [UInt8] { bytes(v[key]!) }
+        let code = v["code"]!
+        let dash = code.firstIndex(of: "-")!
+        let n = String(code[..<dash])
+        let prs = Array(String(code[code.index(after: dash)...]).precomposedStringWithCanonicalMapping.lowercased().utf8)
+        #expect(prs == h("PRS"))
+        let ci = CPace.lengthValueConcatenation([Array("meishi-cpace-v1".utf8), Array("dialer".utf8), Array("listener".utf8), Array(n.utf8)])
+        #expect(ci == h("CI"))
+        let sid = CPace.lengthValueConcatenation([h("sid_D"), h("sid_L")])
+        #expect(sid == h("sid"))
+        let password = SecureBytes(copying: prs)
+        #expect(CPace.generatorString(password: password, channelID: ci, sessionID: sid).exposedBytes() == h("generator_string"))
+        #expect(CPace.generator(password: password, channelID: ci, sessionID: sid).rawRepresentation.exposedBytes() == h("g"))
+        let a = CPace.Initiator(password: password, channelID: ci, sessionID: sid, associatedData: [],
+                                scalar: try Ristretto255.Scalar(rawRepresentation: SecureBytes(copying: h("ya"))))
+        let b = CPace.Responder(password: password, channelID: ci, sessionID: sid, associatedData: [],
+                                scalar: try Ristretto255.Scalar(rawRepresentation: SecureBytes(copying: h("yb"))))
+        #expect(a.message.encoded == h("message_D"))
+        #expect(b.message.encoded == h("message_L"))
+        let sa = try a.finish(responderMessage: CPace.Message(encoded: h("message_L")))
+        let sb = try b.finish(initiatorMessage: CPace.Message(encoded: h("message_D")))
+        #expect(sa.intermediateSessionKey.exposedBytes() == h("ISK"))
+        #expect(sb.intermediateSessionKey.exposedBytes() == h("ISK"))
+        #expect(sa.confirmation.rawRepresentation == h("Ta"))
+        let tb = try sb.confirmation(afterVerifying: CPace.ConfirmationTag(rawRepresentation: h("Ta")))
+        #expect(tb.rawRepresentation == h("Tb"))
+        try sa.verifyPeerConfirmation(CPace.ConfirmationTag(rawRepresentation: h("Tb")))
+        #expect(sa.sessionIDOutput == h("sid_output"))
+    }
+}
+
 /// The ristretto255 wrapper: decoding refuses what it must, operations refuse the identity.
 @Suite struct Ristretto255Tests {
     /// RFC 9496, Appendix A.2: non-canonical field encodings, negative field elements, non-square x^2,
