@@ -2,7 +2,8 @@
 import PackageDescription
 
 // One target per concern. Only the target named next to a C module imports it:
-//   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256)
+//   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256/512,
+//                                   HMAC-SHA512, ristretto255 and CPace on it)
 //   GRDB      -> MeishiStore       (SQLite)
 //   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR

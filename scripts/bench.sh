@@ -23,6 +23,9 @@ echo
 echo "## Signatures (in process, release build)"
 "$bench" crypto 1.0
 echo
+echo "## CPace, ristretto255 + SHA-512 (in process, release build; not yet used by exchange)"
+"$bench" cpace 1.0
+echo
 echo "## Start-up"
 echo "meishi --version             median $(median_ms 30 "$meishi" --version) ms over 30 runs"
 echo "/bin/true (process floor)    median $(median_ms 30 /bin/true) ms over 30 runs"

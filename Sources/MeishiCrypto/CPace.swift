@@ -1,5 +1,3 @@
-internal import CSodium
-
 /// CPace, a balanced PAKE (draft-irtf-cfrg-cpace-21), in the suite CPACE-RISTR255-SHA512.
 ///
 /// Both sides know a low-entropy password (PRS) and the same channel identifier (CI) and session
@@ -273,11 +271,9 @@ public enum CPace {
 
         /// Checks the peer's tag over the message it sent, in constant time; `.confirmationFailed` if wrong.
         public func verifyPeerConfirmation(_ tag: ConfirmationTag) throws(CryptoError) {
-            let expected = CPace.tag(key: macKey, message: peerMessage)
-            let equal = expected.rawRepresentation.withUnsafeBytes { e in
-                tag.rawRepresentation.withUnsafeBytes { t in sodium_memcmp(e.baseAddress!, t.baseAddress!, ConfirmationTag.byteCount) == 0 }
+            guard HMACSHA512.isValidAuthenticationCode(tag.rawRepresentation, for: peerMessage, key: macKey) else {
+                throw .confirmationFailed
             }
-            guard equal else { throw .confirmationFailed }
         }
 
         /// `sid_output = SHA-512(b"CPaceSidOutput" || transcript)`: public, unique for the run; for
@@ -348,19 +344,9 @@ public enum CPace {
         ]
     }
 
-    /// HMAC-SHA512 of `message` under the 64-byte `key`.
+    /// `MAC(mac_key, message)` of the draft's key confirmation: HMAC-SHA512.
     static func tag(key: SecureBytes, message: [UInt8]) -> ConfirmationTag {
-        Sodium.ensureReady()
-        var state = crypto_auth_hmacsha512_state()
-        defer { withUnsafeMutableBytes(of: &state) { sodium_memzero($0.baseAddress!, $0.count) } }
-        var out = [UInt8](repeating: 0, count: ConfirmationTag.byteCount)
-        var rc = key.withUnsafeBytes { crypto_auth_hmacsha512_init(&state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
-        precondition(rc == 0, "crypto_auth_hmacsha512_init failed")
-        rc = message.withUnsafeBufferPointer { crypto_auth_hmacsha512_update(&state, $0.baseAddress, UInt64($0.count)) }
-        precondition(rc == 0, "crypto_auth_hmacsha512_update failed")
-        rc = crypto_auth_hmacsha512_final(&state, &out)
-        precondition(rc == 0, "crypto_auth_hmacsha512_final failed")
-        return ConfirmationTag(unchecked: out)
+        ConfirmationTag(unchecked: HMACSHA512.authenticationCode(for: message, key: key))
     }
 }
 

@@ -51,6 +51,38 @@ public enum SHA512 {
     }
 }
 
+/// HMAC-SHA512 (RFC 2104; vectors in RFC 4231) through libsodium, with a key of any length.
+public enum HMACSHA512 {
+    /// Tag length in bytes.
+    public static let byteCount = 64
+
+    /// The 64-byte tag of `message` under `key`.
+    public static func authenticationCode<M: Collection>(for message: M, key: SecureBytes) -> [UInt8] where M.Element == UInt8 {
+        Sodium.ensureReady()
+        var state = crypto_auth_hmacsha512_state()
+        defer { withUnsafeMutableBytes(of: &state) { sodium_memzero($0.baseAddress!, $0.count) } }
+        var out = [UInt8](repeating: 0, count: byteCount)
+        let msg = Array(message)
+        var rc = key.withUnsafeBytes {
+            crypto_auth_hmacsha512_init(&state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count)
+        }
+        precondition(rc == 0, "crypto_auth_hmacsha512_init failed")
+        rc = msg.withUnsafeBufferPointer { crypto_auth_hmacsha512_update(&state, $0.baseAddress, UInt64($0.count)) }
+        precondition(rc == 0, "crypto_auth_hmacsha512_update failed")
+        rc = crypto_auth_hmacsha512_final(&state, &out)
+        precondition(rc == 0, "crypto_auth_hmacsha512_final failed")
+        return out
+    }
+
+    /// True when `tag` is the tag of `message` under `key`; the comparison takes constant time.
+    public static func isValidAuthenticationCode<M: Collection>(_ tag: [UInt8], for message: M, key: SecureBytes) -> Bool
+    where M.Element == UInt8 {
+        let expected = authenticationCode(for: message, key: key)
+        guard tag.count == byteCount else { return false }
+        return expected.withUnsafeBytes { e in tag.withUnsafeBytes { t in sodium_memcmp(e.baseAddress!, t.baseAddress!, byteCount) == 0 } }
+    }
+}
+
 /// A piece of a hash or MAC input: public bytes, or a secret that stays in guarded memory.
 enum HashPart {
     case plain([UInt8])

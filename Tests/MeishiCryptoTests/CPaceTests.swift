@@ -194,6 +194,42 @@ private let groupOrder = bytes("edd3f55c1a631258d69cf7a2def9de140000000000000000
     }
 }
 
+/// meishi's own vector (fixtures/cpace-meishi.json, computed outside meishi): the inputs as
+/// docs/PROTOCOL.md section 5.6 proposes to build them from a code, then a whole confirmed run.
+@Suite struct CPaceMeishiVectorTests {
+    @Test func codeSevenTulipAnchor() throws {
+        let v = try Fixtures.json("cpace-meishi.json") as! [String: String]
+        func h(_ key: String) -> [UInt8] { bytes(v[key]!) }
+        let code = v["code"]!
+        let dash = code.firstIndex(of: "-")!
+        let n = String(code[..<dash])
+        let prs = Array(String(code[code.index(after: dash)...]).precomposedStringWithCanonicalMapping.lowercased().utf8)
+        #expect(prs == h("PRS"))
+        let ci = CPace.lengthValueConcatenation([Array("meishi-cpace-v1".utf8), Array("dialer".utf8), Array("listener".utf8), Array(n.utf8)])
+        #expect(ci == h("CI"))
+        let sid = CPace.lengthValueConcatenation([h("sid_D"), h("sid_L")])
+        #expect(sid == h("sid"))
+        let password = SecureBytes(copying: prs)
+        #expect(CPace.generatorString(password: password, channelID: ci, sessionID: sid).exposedBytes() == h("generator_string"))
+        #expect(CPace.generator(password: password, channelID: ci, sessionID: sid).rawRepresentation.exposedBytes() == h("g"))
+        let a = CPace.Initiator(password: password, channelID: ci, sessionID: sid, associatedData: [],
+                                scalar: try Ristretto255.Scalar(rawRepresentation: SecureBytes(copying: h("ya"))))
+        let b = CPace.Responder(password: password, channelID: ci, sessionID: sid, associatedData: [],
+                                scalar: try Ristretto255.Scalar(rawRepresentation: SecureBytes(copying: h("yb"))))
+        #expect(a.message.encoded == h("message_D"))
+        #expect(b.message.encoded == h("message_L"))
+        let sa = try a.finish(responderMessage: CPace.Message(encoded: h("message_L")))
+        let sb = try b.finish(initiatorMessage: CPace.Message(encoded: h("message_D")))
+        #expect(sa.intermediateSessionKey.exposedBytes() == h("ISK"))
+        #expect(sb.intermediateSessionKey.exposedBytes() == h("ISK"))
+        #expect(sa.confirmation.rawRepresentation == h("Ta"))
+        let tb = try sb.confirmation(afterVerifying: CPace.ConfirmationTag(rawRepresentation: h("Ta")))
+        #expect(tb.rawRepresentation == h("Tb"))
+        try sa.verifyPeerConfirmation(CPace.ConfirmationTag(rawRepresentation: h("Tb")))
+        #expect(sa.sessionIDOutput == h("sid_output"))
+    }
+}
+
 /// The ristretto255 wrapper: decoding refuses what it must, operations refuse the identity.
 @Suite struct Ristretto255Tests {
     /// RFC 9496, Appendix A.2: non-canonical field encodings, negative field elements, non-square x^2,
@@ -563,5 +599,40 @@ private let groupOrder = bytes("edd3f55c1a631258d69cf7a2def9de140000000000000000
             }
         }
         #expect(decoded < inputs.count / 2, "most mutations and random shares are refused")
+    }
+}
+
+/// The two primitives CPace adds beside SHA-256: SHA-512 (FIPS 180-4 example "abc") and
+/// HMAC-SHA512 (RFC 4231 test cases 1, 2 and 6, the last with a key longer than a block).
+@Suite struct SHA512AndHMACTests {
+    @Test func sha512() {
+        let abc = "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+        #expect(Hex.encode(SHA512.hash(Array("abc".utf8))) == abc)
+        #expect(Hex.encode(SHA512.hash(SecureBytes(copying: Array("abc".utf8))).exposedBytes()) == abc)
+        // In pieces, secret or not, the digest is that of the concatenation.
+        let parts: [HashPart] = [.plain([0x61]), .secret(SecureBytes(copying: [0x62])), .plain([]), .plain([0x63])]
+        #expect(Hex.encode(SHA512.hash(parts: parts).exposedBytes()) == abc)
+        #expect(SecureBytes(joining: parts).exposedBytes() == Array("abc".utf8))
+    }
+
+    @Test func hmacSHA512() {
+        let cases: [([UInt8], String, String)] = [
+            ([UInt8](repeating: 0x0b, count: 20), "Hi There",
+             "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a702038b274eaea3f4e4be9d914eeb61f1702e696c203a126854"),
+            (Array("Jefe".utf8), "what do ya want for nothing?",
+             "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea2505549758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"),
+            ([UInt8](repeating: 0xaa, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First",
+             "80b24263c7c1a3ebb71493c1dd7be8b49b46d1f41b4aeec1121b013783f8f3526b56d037e05f2598bd0fd2215d6a1e5295e64f73f63f0aec8b915a985d786598"),
+        ]
+        for (key, data, tag) in cases {
+            let k = SecureBytes(copying: key)
+            #expect(Hex.encode(HMACSHA512.authenticationCode(for: Array(data.utf8), key: k)) == tag)
+            #expect(HMACSHA512.isValidAuthenticationCode(bytes(tag), for: Array(data.utf8), key: k))
+            var wrong = bytes(tag)
+            wrong[63] ^= 0x80
+            #expect(!HMACSHA512.isValidAuthenticationCode(wrong, for: Array(data.utf8), key: k))
+            #expect(!HMACSHA512.isValidAuthenticationCode(Array(bytes(tag).prefix(32)), for: Array(data.utf8), key: k))
+            #expect(!HMACSHA512.isValidAuthenticationCode(bytes(tag), for: Array((data + ".").utf8), key: k))
+        }
     }
 }
