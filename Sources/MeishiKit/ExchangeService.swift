@@ -9,18 +9,32 @@ public struct ExchangeService: Sendable {
     public struct Outcome: Sendable {
         public let contact: Contact
         public let stored: StoreOutcome
-        public let code: String
+        /// The 6-digit code shown; nil when `--code` was confirmed by the PAKE.
+        public let code: String?
         public let peerAddress: String
+        /// How the session was authenticated.
+        public let authentication: Authentication
+    }
+
+    /// What stood between the peers and a machine in the middle.
+    public enum Authentication: String, Sendable {
+        /// Both typed the same code and the PAKE confirmed it: trust `met`.
+        case code
+        /// A person compared the 6 digits: trust `met`.
+        case digits
+        /// Nobody compared anything (`--yes` without a code): trust `signed`.
+        case none
     }
 
     public let home: Home
 
     public init(home: Home) { self.home = home }
 
-    /// Runs one exchange. `confirmedByPerson` tells whether a person compared the code (trust
-    /// `met`) or `--yes` skipped that (trust `signed`). Our card is signed when it is about to be
-    /// sent; the peer's card is checked against `clock` with `maximumSkew` both ways.
-    public func run(endpoint: ExchangeEndpoint, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
+    /// Runs one exchange. With `code`, the PAKE authenticates the session (trust `met`); without,
+    /// `confirmedByPerson` tells whether a person compared the digits (trust `met`) or `--yes`
+    /// skipped that (trust `signed`). Our card is signed when it is about to be sent; the peer's
+    /// card is checked against `clock` with `maximumSkew` both ways.
+    public func run(endpoint: ExchangeEndpoint, code: ExchangeCode?, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
                     timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, clock: @escaping @Sendable () -> Int64,
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
@@ -32,7 +46,7 @@ public struct ExchangeService: Sendable {
             card: {
                 (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
-            verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock),
+            verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: confirm, log: log)
         let result: ExchangeResult
         do {
@@ -41,8 +55,10 @@ public struct ExchangeService: Sendable {
         } catch {
             throw .exchange(error)
         }
-        let stored = try contacts.add(result.peerCard, trust: confirmedByPerson ? .met : .signed, source: "exchange", now: clock(),
+        let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
+        let stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
                                       in: store)
-        return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress)
+        return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
+                       authentication: authentication)
     }
 }

@@ -9,7 +9,8 @@ import Glibc
 #endif
 
 /// One announcement on the multicast group (docs/PROTOCOL.md §5.5). It says nothing about who
-/// sends it: a random session id, a TCP port, and optionally an alias and a code tag.
+/// sends it: a random session id, a TCP port, and optionally an alias and the rendezvous number N
+/// of a code (never anything derived from the code's words: they are the PAKE's password).
 public struct Announcement: Equatable, Sendable {
     public static let magic: [UInt8] = Array("MSHD".utf8)
     public static let version: UInt8 = 1
@@ -18,46 +19,38 @@ public struct Announcement: Equatable, Sendable {
 
     public var sessionID: [UInt8]
     public var port: UInt16
-    public var tag: (nonce: [UInt8], mac: [UInt8])?
+    /// N of the code `N-word-word`, 1…999: a hint for whom to try, not a secret.
+    public var nameplate: UInt16?
     public var alias: String?
     /// A newcomer's request: whoever hears it announces at once instead of at its next tick
     /// (as an mDNS query does), so a pair meets in milliseconds.
     public var wantsAnswer = false
 
-    public init(sessionID: [UInt8], port: UInt16, tag: (nonce: [UInt8], mac: [UInt8])? = nil, alias: String? = nil,
+    public init(sessionID: [UInt8], port: UInt16, nameplate: UInt16? = nil, alias: String? = nil,
                 wantsAnswer: Bool = false) {
         self.sessionID = sessionID
         self.port = port
-        self.tag = tag
+        self.nameplate = nameplate
         self.alias = alias
         self.wantsAnswer = wantsAnswer
     }
 
     /// The same peer says the same thing (whether it asks for an answer aside).
     public static func == (a: Announcement, b: Announcement) -> Bool {
-        a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.tag?.nonce == b.tag?.nonce && a.tag?.mac == b.tag?.mac
+        a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.nameplate == b.nameplate
     }
 
-    /// The tag for `code`: BLAKE2b-256 keyed with BLAKE2b-256 of the code, over a fresh nonce,
-    /// so the code never crosses the wire and tags of two runs cannot be linked.
-    public static func tag(code: String, nonce: [UInt8]) -> [UInt8] {
-        let key = BLAKE2b.hash(Array("meishi-code-v1".utf8) + [0] + Array(code.utf8), length: 32)
-        return BLAKE2b.hash(Array("meishi-code-tag-v1".utf8) + [0] + nonce, key: key, length: 32).exposedBytes()
-    }
-
-    public func matches(code: String) -> Bool {
-        guard let tag else { return false }
-        return Self.tag(code: code, nonce: tag.nonce) == tag.mac
-    }
+    /// Whether the peer announces the same rendezvous number as `code`.
+    public func matches(code: ExchangeCode) -> Bool { nameplate == UInt16(code.nameplate) }
 
     public var encoded: [UInt8] {
         var out = Self.magic + [Self.version] + sessionID + [UInt8(port >> 8), UInt8(port & 0xFF)]
         var flags: UInt8 = 0
-        if tag != nil { flags |= 1 }
+        if nameplate != nil { flags |= 1 }
         if alias != nil { flags |= 2 }
         if wantsAnswer { flags |= 4 }
         out.append(flags)
-        if let tag { out += tag.nonce + tag.mac }
+        if let nameplate { out += [UInt8(nameplate >> 8), UInt8(nameplate & 0xFF)] }
         if let alias {
             let a = Array(alias.utf8.prefix(Self.maximumAliasBytes))
             out += [UInt8(a.count)] + a
@@ -77,9 +70,11 @@ public struct Announcement: Equatable, Sendable {
         wantsAnswer = flags & 4 != 0
         var i = 24
         if flags & 1 != 0 {
-            guard bytes.count >= i + 48 else { return nil }
-            tag = (Array(bytes[i..<i + 16]), Array(bytes[i + 16..<i + 48]))
-            i += 48
+            guard bytes.count >= i + 2 else { return nil }
+            let n = UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1])
+            guard (1...999).contains(n) else { return nil }
+            nameplate = n
+            i += 2
         }
         if flags & 2 != 0 {
             guard i < bytes.count else { return nil }
@@ -134,8 +129,6 @@ public final class Discovery: Sendable {
     public static let expiry: Double = 3.5
 
     public let sessionID: [UInt8]
-    /// The nonce of our own code tag: an announcement repeating it is a replay of ours.
-    let ownNonce: [UInt8]?
     /// Most peers kept at once; announcements from further session ids are ignored until some expire.
     static let maximumPeers = 64
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
@@ -148,16 +141,12 @@ public final class Discovery: Sendable {
     private let lastAnswer = NIOLockedValueBox<Double>(-1)
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
-    public static func start(tcpPort: Int, code: String?, alias: String?, interface: String?,
+    public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?,
                              log: @escaping @Sendable (String) -> Void) async throws(ExchangeFailure) -> Discovery {
         let sessionID = SecureRandom.bytes(16)
-        var tag: (nonce: [UInt8], mac: [UInt8])?
-        if let code {
-            let nonce = SecureRandom.bytes(16)
-            tag = (nonce, Announcement.tag(code: code, nonce: nonce))
-        }
-        let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias).encoded
-        let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), tag: tag, alias: alias, wantsAnswer: true).encoded
+        let nameplate = code.map { UInt16($0.nameplate) }
+        let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias).encoded
+        let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, wantsAnswer: true).encoded
         let all: [NIONetworkDevice]
         do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
         if let interface {
@@ -241,15 +230,13 @@ public final class Discovery: Sendable {
         let names = Set(v4.map(\.name) + v6Names).sorted()
         let groups = (v4.isEmpty ? [] : ["\(Self.group):\(port)"]) + (v6Names.isEmpty ? [] : ["[\(Self.group6)]:\(port)"])
         log("announcing on \(names.joined(separator: ", ")) (\(groups.joined(separator: ", ")))")
-        return Discovery(sessionID: sessionID, ownNonce: tag?.nonce, receivers: receivers, senders: senders, announcement: message,
-                         query: query)
+        return Discovery(sessionID: sessionID, receivers: receivers, senders: senders, announcement: message, query: query)
     }
 
-    private init(sessionID: [UInt8], ownNonce: [UInt8]?, receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8],
+    private init(sessionID: [UInt8], receivers: [Datagrams], senders: [(Channel, SocketAddress)], announcement: [UInt8],
                  query: [UInt8]) {
         self.query = query
         self.sessionID = sessionID
-        self.ownNonce = ownNonce
         self.receivers = receivers
         self.senders = senders
         self.announcement = announcement
@@ -307,63 +294,67 @@ public final class Discovery: Sendable {
         }
     }
 
-    /// Announces (a burst of 3, then once a second) and collects announcements until `choose`
-    /// returns a peer or `deadline` (monotonic seconds) passes.
-    public func run(until deadline: Double, choose: @escaping @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
-        let chosen = NIOLockedValueBox<DiscoveredPeer?>(nil)
-        let own = sessionID, ownNonce = self.ownNonce
+    /// Background work between `begin` and `stop`.
+    private let background = NIOLockedValueBox<(ticker: RepeatedTask?, tasks: [Task<Void, Never>])>((nil, []))
+
+    /// Starts announcing (a burst of 3 asking to be answered, then once a second) and collecting
+    /// announcements in the background, until `stop`.
+    public func begin() {
+        let own = sessionID
         let loop = receivers[0].channel.eventLoop
         let sent = NIOLockedValueBox(0)
         let ticker = loop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(250)) { [self] _ in
-            // Burst: three announcements 250 ms apart, then one a second.
             let n = sent.withLockedValue { n in defer { n += 1 }; return n }
             if n < 3 || n % 4 == 0 { announce(asking: n < 3) }
         }
-        defer { ticker.cancel() }
-        await withTaskGroup(of: Void.self) { group in
-            for receiver in receivers {
-                group.addTask { [peers] in
-                    do {
-                        try await receiver.executeThenClose { inbound, _ in
-                            for try await envelope in inbound {
-                                let bytes = Array(envelope.data.readableBytesView)
-                                // Our own session id or our own tag nonce under another id: a replay of us.
-                                guard let a = Announcement(bytes), a.sessionID != own, ownNonce == nil || a.tag?.nonce != ownNonce,
-                                      let host = envelope.remoteAddress.ipAddress else { continue }
-                                let now = ExchangeTransport.now()
-                                peers.withLockedValue { p in
-                                    Self.record(a, host: host, from: envelope.remoteAddress, now: now, in: &p)
-                                }
-                                if a.wantsAnswer { self.answer(now: now) }
-                                if chosen.withLockedValue({ $0 }) != nil { return }
+        let tasks = receivers.map { receiver in
+            Task { [peers] in
+                do {
+                    try await receiver.executeThenClose { inbound, _ in
+                        for try await envelope in inbound {
+                            let bytes = Array(envelope.data.readableBytesView)
+                            // Our own session id: our own datagram, or a replay of it.
+                            guard let a = Announcement(bytes), a.sessionID != own,
+                                  let host = envelope.remoteAddress.ipAddress else { continue }
+                            let now = ExchangeTransport.now()
+                            peers.withLockedValue { p in
+                                Self.record(a, host: host, from: envelope.remoteAddress, now: now, in: &p)
                             }
+                            if a.wantsAnswer { self.answer(now: now) }
                         }
-                    } catch {}
-                }
-            }
-            group.addTask { [self] in
-                while ExchangeTransport.now() < deadline {
-                    let now = ExchangeTransport.now()
-                    if let pick = choose(currentPeers(now: now), now) {
-                        chosen.withLockedValue { $0 = pick }
-                        break
                     }
-                    try? await Task.sleep(for: .milliseconds(10))
-                }
-                // Stop receiving; the TCP exchange takes over.
-                announce()
-                for receiver in receivers { try? await receiver.channel.close() }
+                } catch {}
             }
-            await group.waitForAll()
         }
-        // The other side may not have heard us yet (a lost datagram): keep announcing for a few
-        // seconds in the background while the TCP exchange starts, then close the senders.
+        background.withLockedValue { $0 = (ticker, tasks) }
+    }
+
+    /// Waits until `choose` picks a peer among those heard (checked every 10 ms) or `deadline`
+    /// (monotonic seconds) passes.
+    public func waitForChoice(until deadline: Double, choose: @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
+        while ExchangeTransport.now() < deadline {
+            let now = ExchangeTransport.now()
+            if let pick = choose(currentPeers(now: now), now) { return pick }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// Stops listening. The other side may not have heard us yet (a lost datagram), so
+    /// announcements go on for 4 s in the background while the TCP exchange runs, then the
+    /// senders close.
+    public func stop() async {
+        let (ticker, tasks) = background.withLockedValue { b in defer { b = (nil, []) }; return b }
+        ticker?.cancel()
+        for receiver in receivers { try? await receiver.channel.close() }
+        for t in tasks { await t.value }
+        announce()
+        let loop = receivers[0].channel.eventLoop
         let senders = self.senders
         let lingering = loop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(250)) { [self] _ in announce() }
         loop.scheduleTask(in: .seconds(4)) {
             lingering.cancel()
             for s in senders { s.0.close(promise: nil) }
         }
-        return chosen.withLockedValue { $0 }
     }
 }

@@ -24,6 +24,12 @@ public enum ExchangeError: Error, Equatable, Sendable {
     case bindingInvalid
     /// The peer refused our card, with its reason.
     case rejectedByPeer(String)
+    /// The PAKE's key confirmation failed: the two sides typed different codes (or a stranger guessed).
+    case codesDoNotMatch
+    /// We have a code and the peer started without one.
+    case codeExpected
+    /// The peer started with a code and we have none.
+    case codeNotExpected
 
     public var description: String {
         switch self {
@@ -38,6 +44,9 @@ public enum ExchangeError: Error, Equatable, Sendable {
         case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
         case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
+        case .codesDoNotMatch: "the codes do not match"
+        case .codeExpected: "the other side did not use --code (both sides need the same code)"
+        case .codeNotExpected: "the other side used --code; use the same --code here"
         }
     }
 }

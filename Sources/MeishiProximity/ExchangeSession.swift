@@ -3,10 +3,13 @@ import MeishiCrypto
 
 /// The exchange protocol between two peers, independent of the transport (docs/PROTOCOL.md §5).
 ///
-/// The dialer commits to its ephemeral X25519 key before it sees the listener's, so a relay in
-/// the middle cannot choose keys that make both screens show the same 6-digit code. Both sides
-/// derive the code from the shared secret and the transcript; after both people confirm it,
-/// everything is sealed with XChaCha20-Poly1305 under per-direction keys and counters.
+/// Without a code, the dialer commits to its ephemeral X25519 key before it sees the listener's, so
+/// a relay in the middle cannot choose keys that make both screens show the same 6-digit code.
+/// Both sides derive the code from the shared secret and the transcript, and the people compare it.
+/// With a code (`7-tulip-anchor`), CPace over ristretto255 with explicit key confirmation
+/// authenticates the session instead (§5.6): nothing is compared, and a wrong code fails the run.
+/// Either way everything after the handshake is sealed with XChaCha20-Poly1305 under
+/// per-direction keys and counters.
 public final class ExchangeSession {
     public enum Role: Sendable { case dialer, listener }
 
@@ -14,6 +17,8 @@ public final class ExchangeSession {
     public enum Event: Sendable {
         /// The handshake is complete: show this code and ask the person to compare it.
         case codeReady(String)
+        /// The PAKE confirmed: both sides typed the same code. Nothing to compare.
+        case codeConfirmed
         /// The peer's person confirmed the code.
         case peerConfirmed
         /// The peer's card arrived and verified, bound to this session.
@@ -30,8 +35,34 @@ public final class ExchangeSession {
     static let kdfContext = "meishiEX"
 
     enum Message: UInt8 {
-        case hello = 0x01, response = 0x02, reveal = 0x03, sealed = 0x10
+        case hello = 0x01, response = 0x02, reveal = 0x03
+        case pakeHello = 0x04, pakeReply = 0x05, pakeFinish = 0x06, pakeConfirm = 0x07, pakeMismatch = 0x08
+        case sealed = 0x10
     }
+
+    /// The inputs of CPace that are not the password (§5.6).
+    public struct CodeBinding: Sendable {
+        public let code: ExchangeCode
+        /// The discovery session ids of the dialer and the listener (empty with --listen/--peer).
+        public var dialerID: [UInt8]
+        public var listenerID: [UInt8]
+
+        public init(code: ExchangeCode, dialerID: [UInt8] = [], listenerID: [UInt8] = []) {
+            self.code = code
+            self.dialerID = dialerID
+            self.listenerID = listenerID
+        }
+
+        /// CI: `lv_cat("meishi-cpace-v1", "dialer", "listener", N)`, then, after discovery, the
+        /// dialer's and the listener's session ids (§5.6).
+        var channelID: [UInt8] {
+            var parts = [Array("meishi-cpace-v1".utf8), Array("dialer".utf8), Array("listener".utf8), Array(String(code.nameplate).utf8)]
+            if !dialerID.isEmpty || !listenerID.isEmpty { parts += [dialerID, listenerID] }
+            return CPace.lengthValueConcatenation(parts)
+        }
+    }
+
+    static let pakeNonceByteCount = 16
 
     enum Inner: UInt8 {
         case confirm = 0x20, decline = 0x21, card = 0x30, ack = 0x40, reject = 0x41
@@ -48,6 +79,25 @@ public final class ExchangeSession {
     private var receiveKey: SecureBytes?
     private var sendCounter: UInt64 = 0
     private var receiveCounter: UInt64 = 0
+    /// With a code: what CPace binds, our nonce, and the run in progress.
+    public private(set) var binding: CodeBinding?
+    private var pakeNonce: [UInt8] = []
+    private var peerNonce: [UInt8]?
+    private var responder: CPace.Responder?
+    private var responderSession: CPace.ResponderSession?
+    private var initiatorSession: CPace.Session?
+
+    /// Binds the PAKE to the discovery session ids of both sides; before the handshake starts.
+    public func bindDiscovery(dialerID: [UInt8], listenerID: [UInt8]) {
+        precondition(transcript.isEmpty, "bind before the handshake")
+        binding?.dialerID = dialerID
+        binding?.listenerID = listenerID
+    }
+
+    /// The people's code was confirmed by the PAKE (with a code), so nothing needs comparing.
+    public private(set) var codeConfirmedByPAKE = false
+    /// The handshake is over: a code to compare, or a code the PAKE confirmed.
+    public var handshakeComplete: Bool { code != nil || codeConfirmedByPAKE }
 
     /// SHA-256 of the handshake transcript, once the handshake is complete.
     public private(set) var transcriptHash: [UInt8]?
@@ -68,11 +118,13 @@ public final class ExchangeSession {
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
     public var isComplete: Bool { peerCard != nil && acknowledgedByPeer && acknowledgedLocally }
 
-    public init(role: Role, verifier: CardVerifier, ephemeral: X25519.SecretKey = X25519.SecretKey(),
+    public init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
                 nonce: [UInt8] = SecureRandom.bytes(32)) {
         precondition(nonce.count == 32)
         self.role = role
         self.verifier = verifier
+        self.binding = binding
+        if binding != nil { pakeNonce = SecureRandom.bytes(Self.pakeNonceByteCount) }
         self.ephemeral = ephemeral
         self.nonce = nonce
     }
@@ -82,6 +134,11 @@ public final class ExchangeSession {
     /// The first frame body: the dialer's HELLO (nil for the listener, which waits).
     public func start() -> [UInt8]? {
         guard role == .dialer else { return nil }
+        if binding != nil {
+            let hello = [Message.pakeHello.rawValue, Self.protocolVersion] + pakeNonce
+            transcript += hello
+            return hello
+        }
         let commitment = SHA256.hash(Self.commitDomain + ephemeral.publicKey.rawRepresentation + nonce)
         let hello = [Message.hello.rawValue, Self.protocolVersion] + commitment
         transcript += hello
@@ -93,7 +150,16 @@ public final class ExchangeSession {
         guard let type = body.first.flatMap(Message.init(rawValue:)) else {
             throw .malformedFrame("unknown message type \(body.first ?? 0)")
         }
+        if binding != nil {
+            switch type {
+            case .hello, .response, .reveal: throw .codeExpected
+            case .sealed: return try receiveSealed(Array(body.dropFirst()))
+            default: return try receivePAKE(type, body)
+            }
+        }
         switch (type, role) {
+        case (.pakeHello, _), (.pakeReply, _), (.pakeFinish, _), (.pakeConfirm, _), (.pakeMismatch, _):
+            throw .codeNotExpected
         case (.hello, .listener):
             guard transcript.isEmpty else { throw .unexpectedMessage("second HELLO") }
             guard body.count >= 2 else { throw .malformedFrame("short HELLO") }
@@ -129,6 +195,118 @@ public final class ExchangeSession {
         default:
             throw .unexpectedMessage("\(type) is not expected by the \(role)")
         }
+    }
+
+    /// The CPace handshake (§5.6): D→L nonce_D; L→D nonce_L ‖ Yb; D→L Ya ‖ Ta; L checks Ta, then
+    /// L→D Tb (or a MISMATCH, and nothing derived from the key); D checks Tb.
+    private func receivePAKE(_ type: Message, _ body: [UInt8]) throws(ExchangeError) -> (send: [[UInt8]], event: Event?) {
+        guard let binding else { throw .codeNotExpected }
+        let password = SecureBytes(copying: Array(binding.code.password.utf8))
+        switch (type, role) {
+        case (.pakeHello, .listener):
+            guard transcript.isEmpty else { throw .unexpectedMessage("second PAKE HELLO") }
+            guard body.count >= 2 else { throw .malformedFrame("short PAKE HELLO") }
+            guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
+            guard body.count == 2 + Self.pakeNonceByteCount else { throw .malformedFrame("PAKE HELLO must be 18 bytes") }
+            peerNonce = Array(body[2...])
+            transcript += body
+            let r = CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            responder = r
+            let reply = [Message.pakeReply.rawValue, Self.protocolVersion] + pakeNonce + r.message.encoded
+            transcript += reply
+            // Yb depends on the password: from here an abandoned run is a spent guess.
+            codeRevealed = true
+            return ([reply], nil)
+        case (.pakeReply, .dialer):
+            guard transcript.count == 2 + Self.pakeNonceByteCount, initiatorSession == nil else { throw .unexpectedMessage("PAKE REPLY out of order") }
+            guard body.count >= 2 else { throw .malformedFrame("short PAKE REPLY") }
+            guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
+            guard body.count > 2 + Self.pakeNonceByteCount else { throw .malformedFrame("short PAKE REPLY") }
+            peerNonce = Array(body[2..<2 + Self.pakeNonceByteCount])
+            let responderMessage: CPace.Message
+            do { responderMessage = try CPace.Message(encoded: body[(2 + Self.pakeNonceByteCount)...]) } catch {
+                throw .malformedFrame("bad CPace share")
+            }
+            transcript += body
+            let initiator = CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            let session: CPace.Session
+            do { session = try initiator.finish(responderMessage: responderMessage) } catch { throw .weakKey }
+            initiatorSession = session
+            let finish = [Message.pakeFinish.rawValue] + CPace.lengthValueConcatenation([initiator.message.encoded]) + session.confirmation.rawRepresentation
+            transcript += finish
+            // Ta is derived from the key: from here an abandoned run is a spent guess.
+            codeRevealed = true
+            return ([finish], nil)
+        case (.pakeFinish, .listener):
+            guard let responder, responderSession == nil, peerNonce != nil else { throw .unexpectedMessage("PAKE FINISH out of order") }
+            guard body.count > 1 + CPace.ConfirmationTag.byteCount else { throw .malformedFrame("short PAKE FINISH") }
+            let tagBytes = body.suffix(CPace.ConfirmationTag.byteCount)
+            let framed = Array(body[1..<body.count - CPace.ConfirmationTag.byteCount])
+            // lv_cat of one part: the initiator's message with its length before it.
+            guard let message = Self.singlePart(framed), let initiatorMessage = try? CPace.Message(encoded: message),
+                  let tag = try? CPace.ConfirmationTag(rawRepresentation: tagBytes) else {
+                throw .malformedFrame("bad PAKE FINISH")
+            }
+            let session: CPace.ResponderSession
+            do { session = try responder.finish(initiatorMessage: initiatorMessage) } catch { throw .weakKey }
+            let ours: CPace.ConfirmationTag
+            do { ours = try session.confirmation(afterVerifying: tag) } catch {
+                // Nothing derived from the key goes back: only the news that the codes differ.
+                throw .codesDoNotMatch
+            }
+            responderSession = session
+            transcript += body
+            let confirm = [Message.pakeConfirm.rawValue] + ours.rawRepresentation
+            transcript += confirm
+            finishPAKE(isk: session.intermediateSessionKey)
+            return ([confirm], .codeConfirmed)
+        case (.pakeConfirm, .dialer):
+            guard let session = initiatorSession, !codeConfirmedByPAKE else { throw .unexpectedMessage("PAKE CONFIRM out of order") }
+            guard let tag = try? CPace.ConfirmationTag(rawRepresentation: body.dropFirst()) else { throw .malformedFrame("bad PAKE CONFIRM") }
+            do { try session.verifyPeerConfirmation(tag) } catch { throw .codesDoNotMatch }
+            transcript += body
+            finishPAKE(isk: session.intermediateSessionKey)
+            return ([], .codeConfirmed)
+        case (.pakeMismatch, .dialer):
+            throw .codesDoNotMatch
+        default:
+            throw .unexpectedMessage("\(type) is not expected by the \(role)")
+        }
+    }
+
+    /// The frame a listener sends when the dialer's confirmation fails: plaintext, nothing derived from the key.
+    public static let mismatchFrame: [UInt8] = [Message.pakeMismatch.rawValue]
+
+    /// `lv_cat(nonce_D, nonce_L)`: fresh randomness from both sides (§5.6).
+    private func pakeSessionID() -> [UInt8] {
+        let dialerNonce = role == .dialer ? pakeNonce : peerNonce!
+        let listenerNonce = role == .listener ? pakeNonce : peerNonce!
+        return CPace.lengthValueConcatenation([dialerNonce, listenerNonce])
+    }
+
+    /// The content of `lv_cat(part)` with exactly one part, else nil.
+    static func singlePart(_ bytes: [UInt8]) -> [UInt8]? {
+        guard let first = bytes.first else { return nil }
+        // Messages are at most a few KiB: one or two LEB128 length bytes.
+        if first < 0x80 { return bytes.count == 1 + Int(first) ? Array(bytes.dropFirst()) : nil }
+        guard bytes.count >= 2, bytes[1] != 0, bytes[1] < 0x80 else { return nil }
+        let length = Int(first & 0x7F) | Int(bytes[1]) << 7
+        return bytes.count == 2 + length ? Array(bytes.dropFirst(2)) : nil
+    }
+
+    /// Keys from the PAKE's ISK and the transcript, as `finishHandshake` does for X25519.
+    private func finishPAKE(isk: SecureBytes) {
+        let hash = SHA256.hash(Self.transcriptDomain + transcript)
+        transcriptHash = hash
+        let master = BLAKE2b.hash(Self.keyDomain + hash, key: isk, length: 32)
+        let dialerToListener = BLAKE2b.deriveKey(from: master, id: 1, context: Self.kdfContext)
+        let listenerToDialer = BLAKE2b.deriveKey(from: master, id: 2, context: Self.kdfContext)
+        sendKey = role == .dialer ? dialerToListener : listenerToDialer
+        receiveKey = role == .dialer ? listenerToDialer : dialerToListener
+        codeConfirmedByPAKE = true
+        // The people agreed the code face to face: both sides count as confirmed.
+        confirmedLocally = true
+        confirmedByPeer = true
     }
 
     private func finishHandshake(peerKey: [UInt8]) throws(ExchangeError) {

@@ -18,13 +18,16 @@ public enum Rendezvous {
 
     /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
     ///
-    /// Discovery only suggests whom to try; the code comparison authenticates. With a code, every
-    /// peer announcing it is a candidate (a replayed or re-addressed announcement adds one): this
-    /// side dials the candidates it should dial in turn, a failed one leading to the next, then
-    /// serves the others; each attempt abandoned after the code was computed spends a guess.
-    public static func exchange(code: String?, alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
+    /// Discovery only suggests whom to try; the PAKE or the people comparing digits authenticate.
+    /// Without a code: the one peer heard (or picked by a person), dialled or served by the rule.
+    /// With a code, every peer announcing its N is a candidate, and a replayed or forged
+    /// announcement is one more: discovery keeps listening, this side serves the candidates that
+    /// dial it and, at the same time, dials in turn the candidates it should dial, each failure
+    /// leading to the next; each attempt abandoned after the code could be computed spends a guess.
+    public static func exchange(alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
                                 pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?, participant: ExchangeParticipant,
                                 budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        let code = participant.code
         let start = ExchangeTransport.now()
         let deadline = start + Double(timeoutSeconds)
         let server = try await ExchangeTransport.bind(host: nil, port: 0)
@@ -36,59 +39,121 @@ public enum Rendezvous {
             throw error
         }
         listening(server.port)
+        discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
-        let chosen = await discovery.run(until: deadline) { peers, now in
+        let chosen = await discovery.waitForChoice(until: deadline) { peers, now in
             choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
         }
+        let outcome: Result<ExchangeResult, ExchangeFailure>
         if let several = ambiguous.withLockedValue({ $0 }) {
-            try? await server.close()
-            throw .ambiguous(several)
+            outcome = .failure(.ambiguous(several))
+        } else if let chosen {
+            if let code {
+                outcome = await withCandidates(code: code, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
+                                               participant: participant, budget: budget)
+            } else {
+                outcome = await with(chosen, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
+                                     participant: participant, budget: budget)
+            }
+        } else {
+            outcome = .failure(.noPeer(withCode: code != nil))
         }
-        guard let first = chosen else {
-            try? await server.close()
-            throw .noPeer(withCode: code != nil)
+        await discovery.stop()
+        try? await server.close()
+        return try outcome.get()
+    }
+
+    /// Without a code: the one chosen peer, dialled or served by the session-id rule.
+    static func with(_ peer: DiscoveredPeer, discovery: Discovery, server: ExchangeTransport.Server, deadline: Double, stepTimeout: TimeAmount,
+                     participant: ExchangeParticipant, budget: GuessBudget) async -> Result<ExchangeResult, ExchangeFailure> {
+        let own = discovery.sessionID, id = peer.announcement.sessionID
+        do throws(ExchangeFailure) {
+            if dials(own: own, peer: id) {
+                return .success(try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
+                                                                 stepTimeout: stepTimeout, waitFor: dialWait, introduce: (own, id),
+                                                                 budget: budget, participant: participant))
+            }
+            let remaining = max(1, deadline - ExchangeTransport.now())
+            return .success(try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout,
+                                                              participant: participant, budget: budget, onlySessions: (own, { [id] })))
+        } catch {
+            return .failure(error)
         }
-        var candidates = [first]
-        if let code {
-            candidates += discovery.currentPeers(now: ExchangeTransport.now())
-                .filter { $0.announcement.sessionID != first.announcement.sessionID && $0.announcement.matches(code: code) }
-        }
+    }
+
+    /// With a code: serve the candidates that dial us while dialling the others in turn; the
+    /// first exchange that completes wins. A person's decision or a spent budget ends both.
+    static func withCandidates(code: ExchangeCode, discovery: Discovery, server: ExchangeTransport.Server, deadline: Double,
+                               stepTimeout: TimeAmount, participant: ExchangeParticipant,
+                               budget: GuessBudget) async -> Result<ExchangeResult, ExchangeFailure> {
         let own = discovery.sessionID
-        let toDial = candidates.filter { dials(own: own, peer: $0.announcement.sessionID) }
-        let toServe = candidates.filter { !dials(own: own, peer: $0.announcement.sessionID) }.map(\.announcement.sessionID)
-        var lastFailure: ExchangeFailure = .noPeer(withCode: code != nil)
-        for (n, peer) in toDial.enumerated() {
-            do {
-                let result = try await ExchangeTransport.dial(peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)",
-                                                              stepTimeout: stepTimeout, waitFor: dialWait, introduce: own, budget: budget,
-                                                              participant: participant)
-                try? await server.close()
-                return result
-            } catch {
-                switch error {
-                case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+        @Sendable func candidates() -> [DiscoveredPeer] {
+            discovery.currentPeers(now: ExchangeTransport.now()).filter { $0.announcement.matches(code: code) }
+        }
+        let remaining = max(1, deadline - ExchangeTransport.now())
+        return await withTaskGroup(of: Result<ExchangeResult, ExchangeFailure>.self) { group in
+            group.addTask {
+                do throws(ExchangeFailure) {
+                    return .success(try await ExchangeTransport.serve(
+                        server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout, participant: participant,
+                        budget: budget, onlySessions: (own, { candidates().filter { !dials(own: own, peer: $0.announcement.sessionID) }
+                            .map(\.announcement.sessionID) })))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                var tried = Set<[UInt8]>()
+                var last: ExchangeFailure = .noPeer(withCode: true)
+                while ExchangeTransport.now() < deadline, !Task.isCancelled {
+                    guard let peer = candidates().first(where: {
+                        dials(own: own, peer: $0.announcement.sessionID) && !tried.contains($0.announcement.sessionID)
+                    }) else {
+                        try? await Task.sleep(for: .milliseconds(20))
+                        continue
+                    }
+                    tried.insert(peer.announcement.sessionID)
+                    do throws(ExchangeFailure) {
+                        return .success(try await ExchangeTransport.dial(
+                            peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)", stepTimeout: stepTimeout,
+                            waitFor: dialWait, introduce: (own, peer.announcement.sessionID), budget: budget, participant: participant))
+                    } catch {
+                        switch error {
+                        case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses: return .failure(error)
+                        default:
+                            last = error
+                            participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
+                        }
+                    }
+                }
+                return .failure(last)
+            }
+            var failures: [ExchangeFailure] = []
+            for await result in group {
+                switch result {
+                case .success:
+                    group.cancelAll()
                     try? await server.close()
-                    throw error
-                default:
-                    lastFailure = error
-                    if n + 1 < toDial.count || !toServe.isEmpty {
-                        participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing the code")
+                    return result
+                case .failure(let f):
+                    switch f {
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                        group.cancelAll()
+                        try? await server.close()
+                        return result
+                    default:
+                        failures.append(f)
                     }
                 }
             }
+            // Both gave up: the server's word (timed out) says more than the last dial's.
+            return .failure(failures.first { if case .timedOut = $0 { true } else { false } } ?? failures.first ?? .noPeer(withCode: true))
         }
-        guard !toServe.isEmpty else {
-            try? await server.close()
-            throw lastFailure
-        }
-        let remaining = max(1, deadline - ExchangeTransport.now())
-        return try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout,
-                                                 participant: participant, budget: budget, onlySessions: { toServe })
     }
 
     /// The peer to pair with among those heard so far, or nil to keep listening. With several
     /// and no choice, `ambiguous` is told and the first is returned to end the wait.
-    static func choose(_ peers: [DiscoveredPeer], code: String?, elapsed: Double, pick: ([DiscoveredPeer]) -> DiscoveredPeer?,
+    static func choose(_ peers: [DiscoveredPeer], code: ExchangeCode?, elapsed: Double, pick: ([DiscoveredPeer]) -> DiscoveredPeer?,
                        ambiguous: ([DiscoveredPeer]) -> Void) -> DiscoveredPeer? {
         if let code { return peers.first { $0.announcement.matches(code: code) } }
         guard elapsed >= window, !peers.isEmpty else { return nil }
@@ -110,9 +175,9 @@ public enum ExchangeEndpoint: Sendable {
     case listen(host: String?, port: Int)
     /// Connect to a listening peer.
     case dial(host: String, port: Int)
-    /// Find the peer by multicast: by `code` when given, else the one other peer announcing;
-    /// `pick` may choose among several (nil: nobody chose).
-    case discover(code: String?, alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
+    /// Find the peer by multicast: by the code's N when the participant has a code, else the one
+    /// other peer announcing; `pick` may choose among several (nil: nobody chose).
+    case discover(alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
 }
 
 extension ExchangeTransport {
@@ -133,8 +198,8 @@ extension ExchangeTransport {
         case .dial(let host, let port):
             return try await dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, stepTimeoutSeconds)),
                                   waitFor: .seconds(timeoutSeconds), participant: participant)
-        case .discover(let code, let alias, let interface, let pick):
-            return try await Rendezvous.exchange(code: code, alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
+        case .discover(let alias, let interface, let pick):
+            return try await Rendezvous.exchange(alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
                                                  stepTimeout: step, pick: pick, participant: participant, budget: budget,
                                                  listening: listening)
         }

@@ -10,17 +10,27 @@ public struct ExchangeParticipant: Sendable {
     public var card: @Sendable () throws -> (SignedCard, Ed25519.SigningKey)
     /// Everything `meishi verify` checks plus the freshness window; every session requires it.
     public var verifier: CardVerifier
+    /// The code both people typed (`--code`): CPace authenticates the session instead of digits.
+    public var code: ExchangeCode?
     /// Shows the code and returns whether the person says it matches the other screen.
     public var confirmCode: @Sendable (String) async -> Bool
     /// A diagnostic line (connection refused, garbage from a peer, …).
     public var log: @Sendable (String) -> Void
 
-    public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier,
+    public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
         self.card = card
         self.verifier = verifier
+        self.code = code
         self.confirmCode = confirmCode
         self.log = log
+    }
+}
+
+extension ExchangeParticipant {
+    /// A new session in `role`, bound to our code when we have one.
+    func session(_ role: ExchangeSession.Role) -> ExchangeSession {
+        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) })
     }
 }
 
@@ -28,7 +38,8 @@ public struct ExchangeParticipant: Sendable {
 public struct ExchangeResult: Sendable {
     /// The peer's card as it arrived and verified.
     public let peerCard: VerifiedCard
-    public let code: String
+    /// The 6-digit code the people compared (or `--yes` skipped); nil when the PAKE confirmed `--code`.
+    public let code: String?
     public let peerAddress: String
 }
 
@@ -173,7 +184,7 @@ public enum ExchangeTransport {
     /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
     /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
-                             budget: GuessBudget, onlySessions: (@Sendable () -> [[UInt8]])?) async throws(ExchangeFailure) -> ExchangeResult {
+                             budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -193,11 +204,11 @@ public enum ExchangeTransport {
                         try? await connection.channel.close()
                         continue
                     }
-                    let session = ExchangeSession(role: .listener, verifier: participant.verifier)
+                    let session = participant.session(.listener)
                     let attempt: Result<ExchangeResult, ExchangeFailure>
                     do {
                         attempt = .success(try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout,
-                                                         address: address, expectIntroduction: onlySessions?()))
+                                                         address: address, expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
                     } catch {
                         attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
                     }
@@ -244,7 +255,7 @@ public enum ExchangeTransport {
 
     /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
     public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
-                            introduce: [UInt8]? = nil, budget: GuessBudget? = nil,
+                            introduce: (own: [UInt8], peer: [UInt8])? = nil, budget: GuessBudget? = nil,
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let deadline = now() + Double(waitFor.nanoseconds) / 1e9
         var connection: Connection?
@@ -263,7 +274,7 @@ public enum ExchangeTransport {
             }
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
-        let session = ExchangeSession(role: .dialer, verifier: participant.verifier)
+        let session = participant.session(.dialer)
         do {
             return try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout, address: label,
                                  introduce: introduce)
@@ -323,8 +334,8 @@ public enum ExchangeTransport {
     static let introductionType: UInt8 = 0x00
 
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
-                    stepTimeout: TimeAmount, address: String, introduce: [UInt8]? = nil,
-                    expectIntroduction: [[UInt8]]? = nil) async throws(ExchangeFailure) -> ExchangeResult {
+                    stepTimeout: TimeAmount, address: String, introduce: (own: [UInt8], peer: [UInt8])? = nil,
+                    expectIntroduction: (own: [UInt8], candidates: [[UInt8]])? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
         var timer: Scheduled<Void>?
@@ -352,32 +363,45 @@ public enum ExchangeTransport {
                 }
                 do {
                     arm(stepTimeout)
-                    if let id = introduce { try await send([[introductionType] + id]) }
+                    if let ids = introduce {
+                        try await send([[introductionType] + ids.own])
+                        session.bindDiscovery(dialerID: ids.own, listenerID: ids.peer)
+                    }
                     if let ids = expectIntroduction {
                         guard let first = try await frames.next(), first.first == introductionType,
-                              ids.contains(Array(first.dropFirst())) else {
+                              ids.candidates.contains(Array(first.dropFirst())) else {
                             throw ExchangeFailure.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))
                         }
+                        session.bindDiscovery(dialerID: Array(first.dropFirst()), listenerID: ids.own)
                     }
                     if let hello = session.start() { try await send([hello]) }
                     var event: ExchangeSession.Event?
-                    while session.code == nil { event = try await next("the handshake") }
-                    guard case .codeReady(let code)? = event else { throw ExchangeFailure.protocolFailure(.unexpectedMessage("no code")) }
-                    // The person may take a while to compare codes: no step timer meanwhile.
-                    timer?.cancel()
-                    let matches = await participant.confirmCode(code)
-                    arm(stepTimeout)
-                    try await send([session.confirm(matches)])
-                    guard matches else { throw ExchangeFailure.declinedLocally }
+                    while !session.handshakeComplete { event = try await next("the handshake") }
+                    var shownCode: String?
+                    if case .codeReady(let code)? = event {
+                        // The person may take a while to compare codes: no step timer meanwhile.
+                        timer?.cancel()
+                        let matches = await participant.confirmCode(code)
+                        arm(stepTimeout)
+                        try await send([session.confirm(matches)])
+                        guard matches else { throw ExchangeFailure.declinedLocally }
+                        shownCode = code
+                    } else if case .codeConfirmed? = event {
+                        participant.log("the codes match: the other side typed the same code")
+                    } else {
+                        throw ExchangeFailure.protocolFailure(.unexpectedMessage("no code"))
+                    }
                     while !session.confirmedByPeer { _ = try await next("the other person's confirmation") }
                     let (card, key) = try participant.card()
                     try await send([session.card(card, signedBy: key)])
                     while session.peerCard == nil { _ = try await next("the peer's card") }
                     try await send([session.acknowledge()])
                     while !session.acknowledgedByPeer { _ = try await next("the peer's acknowledgement") }
-                    return ExchangeResult(peerCard: session.peerCard!, code: code, peerAddress: address)
+                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address)
                 } catch let e as ExchangeError {
-                    // Tell the peer why before the connection closes.
+                    // Tell the peer why before the connection closes (a code mismatch in plain text:
+                    // there is no shared key to seal with).
+                    if e == .codesDoNotMatch, session.role == .listener { try? await send([ExchangeSession.mismatchFrame]) }
                     if let reject = session.reject(e.description) { try? await send([reject]) }
                     throw e
                 }

@@ -155,6 +155,10 @@ extension MeishiFailure {
         case .unreachable: self.init(text, hint: "is 'meishi exchange --listen' running there, and the port open?", status: .unavailable)
         case .declinedLocally, .protocolFailure(.declinedByPeer):
             self.init(text + "; nothing was stored on either side", status: .failure)
+        case .protocolFailure(.codesDoNotMatch):
+            self.init(text + "; nothing was stored", hint: "check the code with the other person and run both sides again", status: .dataError)
+        case .protocolFailure(.codeExpected), .protocolFailure(.codeNotExpected):
+            self.init(text + "; nothing was stored", status: .usage)
         case .protocolFailure: self.init(text + "; nothing was stored", status: .dataError)
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)

@@ -10,12 +10,16 @@ struct Exchange: MeishiCommand {
         discussion: """
             Run 'meishi exchange' on both machines: they find each other by UDP multicast on the local \
             network (group 239.255.77.23, port 47824, TTL 1), announcing only a random session id and a \
-            port. With several people around, agree on a word and use --code on both sides. Where \
-            multicast is blocked, one side runs 'meishi exchange --listen', the other \
-            'meishi exchange --peer HOST:PORT'. Both screens then show a 6-digit code; each person checks that the other screen shows the \
-            same code and answers y. Only then are the signed cards sent, verified (signature, DID, \
-            binding to this session, signed within --max-skew) and, once both sides have acknowledged, \
-            stored with trust 'met'. A mismatch or a 'no' stores nothing on either side.
+            port. Where multicast is blocked, one side runs 'meishi exchange --listen', the other \
+            'meishi exchange --peer HOST'. Both screens then show a 6-digit code; each person checks that \
+            the other screen shows the same code and answers y. Or one person runs 'meishi exchange --code', \
+            reads out the code it prints (such as 7-tulip-anchor) and the other runs 'meishi exchange --code \
+            7-tulip-anchor': the code authenticates the exchange (a PAKE: nothing to compare, a wrong code \
+            fails, no guess can be checked offline) and works with --listen/--peer too. Only then are the \
+            signed cards sent, verified (signature, DID, binding to this session, signed within --max-skew) \
+            and, once both sides have acknowledged, stored with trust 'met'. A mismatch or a 'no' stores \
+            nothing on either side. Three pairings abandoned after a code could be computed end the run with \
+            exit 76: someone may be trying codes.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -29,8 +33,31 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("Connect to a listening peer (the port defaults to 47823; IPv6 with a port in brackets).", valueName: "host[:port]"))
     var peer: String?
 
-    @Option(help: ArgumentHelp("Pair only with a peer using the same code (it never crosses the network).", valueName: "code"))
+    @Option(help: ArgumentHelp("Authenticate with a code both people type, N-word-word (alone: make one up and print it).",
+                               discussion: "Only N crosses the network, as a hint for whom to try; the words are the password of a PAKE.",
+                               valueName: "code"))
     var code: String?
+
+    /// The value `--code` gets when typed alone (see `expandingBareCode`).
+    static let generateCode = "\u{0}generate"
+
+    /// `--code` with no value (last, or followed by another option) asks for a new code: the
+    /// argument parser needs a value, so this gives it one it cannot get from a person.
+    static func expandingBareCode(_ arguments: [String]) -> [String] {
+        guard arguments.first == "exchange" || arguments.contains("exchange") else { return arguments }
+        var out: [String] = []
+        for (n, a) in arguments.enumerated() {
+            out.append(a)
+            if a == "--code", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append(generateCode) }
+        }
+        return out
+    }
+
+    /// The code to use: parsed, or made up for a bare `--code`.
+    var exchangeCode: ExchangeCode? {
+        guard let code else { return nil }
+        return code == Self.generateCode ? ExchangeCode.random() : try? ExchangeCode(parsing: code)
+    }
 
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
@@ -59,10 +86,18 @@ struct Exchange: MeishiCommand {
 
     func validate() throws {
         guard !(listen && peer != nil) else { throw ValidationError("use --listen on one side and --peer HOST:PORT on the other, not both") }
-        if listen || peer != nil, code != nil || alias != nil || interfaceName != nil {
-            throw ValidationError("--code, --alias and --interface are for discovery; they do not go with --listen or --peer")
+        if listen || peer != nil, alias != nil || interfaceName != nil {
+            throw ValidationError("--alias and --interface are for discovery; they do not go with --listen or --peer")
         }
-        if let code, code.isEmpty || code.utf8.count > 64 { throw ValidationError("--code must be 1 to 64 bytes") }
+        if let code, code != Self.generateCode {
+            do { _ = try ExchangeCode(parsing: code) } catch {
+                switch error {
+                case .nameplateOutOfRange: throw ValidationError("the number before the first '-' of --code must be 1 to 999, as in 7-tulip-anchor")
+                case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
+                case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
+                }
+            }
+        }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let peer, Self.split(peer) == nil {
@@ -99,8 +134,10 @@ struct Exchange: MeishiCommand {
 
     func run(_ ctx: Context) async throws {
         let terminal = ctx.terminal
-        if !yes, !terminal.isInteractive {
-            throw MeishiFailure("comparing the code needs a terminal", hint: "run it on a terminal, or pass --yes (contacts are then stored as 'signed')",
+        let exchangeCode = self.exchangeCode
+        if exchangeCode == nil, !yes, !terminal.isInteractive {
+            throw MeishiFailure("comparing the code needs a terminal",
+                                hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",
                                 status: .usage)
         }
         let session = try global.session(ctx)
@@ -114,7 +151,7 @@ struct Exchange: MeishiCommand {
             let (h, p) = Self.split(peer)!
             endpoint = .dial(host: h, port: p)
         } else {
-            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { _ in nil })
+            endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
         }
         let yes = self.yes, quiet = json
         let out = ctx.out
@@ -124,8 +161,12 @@ struct Exchange: MeishiCommand {
         let clock = ctx.clock
         /// Seconds left of --timeout, for questions that must not outlive it.
         let remaining: @Sendable () -> Double = { max(0, deadline.timeIntervalSince(clock())) }
+        if code == Self.generateCode, let exchangeCode {
+            out.note("your code: \(exchangeCode) (read it to the other person, who runs: meishi exchange --code \(exchangeCode)"
+                     + (listen ? " --peer THIS-HOST" : peer != nil ? " --listen" : "") + ")")
+        }
         if case .discover = endpoint {
-            endpoint = .discover(code: code, alias: alias, interface: interfaceName, pick: { peers in
+            endpoint = .discover(alias: alias, interface: interfaceName, pick: { peers in
                 guard interactive else { return nil }
                 spinner.stop()
                 return terminal.choose(peers, timeout: remaining())
@@ -134,7 +175,7 @@ struct Exchange: MeishiCommand {
         let outcome: ExchangeService.Outcome
         do {
             outcome = try await ExchangeService(home: session.home).run(
-                endpoint: endpoint, identity: identity, card: card, level: level, only: fields?.names,
+                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: fields?.names,
                 timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
                 confirm: { code in
                     spinner.stop()
@@ -172,7 +213,8 @@ struct Exchange: MeishiCommand {
         if json {
             out.json(.object([
                 "result": .string(o.stored.name),
-                "code": .string(o.code), "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
+                "code": o.code.map(JSONValue.string) ?? .null, "authentication": .string(o.authentication.rawValue),
+                "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
                 "store": .string(home.databasePath), "contact": CardRendering.json(c),
             ]))
             return

@@ -60,7 +60,7 @@ struct Meishi: AsyncParsableCommand {
     static func run(arguments: [String], in ctx: Context) async -> Int32 {
         let out = ctx.out
         do {
-            var command = try parseAsRoot(hoistingGlobalOptions(arguments))
+            var command = try parseAsRoot(Exchange.expandingBareCode(hoistingGlobalOptions(arguments)))
             if let meishiCommand = command as? any MeishiCommand {
                 try await meishiCommand.run(ctx)
             } else {

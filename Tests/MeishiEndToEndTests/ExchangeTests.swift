@@ -75,6 +75,59 @@ import Testing
         #expect(log.contains("frame") && log.contains("still listening"), "\(log)")
     }
 
+    /// A code typed on both sides authenticates the exchange: no digits, no terminal, no --yes,
+    /// and the contact is stored as met. A bare --code makes one up and prints it.
+    @Test func codeAuthenticatesWithoutComparingDigits() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["exchange", "--listen", "--port", "0", "--code", "--json", "--timeout", "20"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["MEISHI_HOME": mei.home]) { $1 }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        var text = ""
+        var code: String?, port: Int?
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, code == nil || port == nil {
+            text += String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+            if let m = text.firstMatch(of: /your code: (\d+-[a-z]+-[a-z]+)/) { code = String(m.1) }
+            if let m = text.firstMatch(of: /port (\d+),/) { port = Int(m.1) }
+        }
+        let typed = try #require(code, "\(text)")
+        let dialer = try ken.run(["exchange", "--peer", "127.0.0.1:\(try #require(port))", "--code", typed.uppercased(), "--json"])
+        p.waitUntilExit()
+        let result = try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
+        #expect(dialer.status == 0 && p.terminationStatus == 0, "\(dialer.stderr)\n\(text)")
+        #expect(result?["authentication"] as? String == "code" && result?["trust"] as? String == "met")
+        #expect(dialer.json["authentication"] as? String == "code" && dialer.json["trust"] as? String == "met")
+        #expect(!dialer.stderr.contains("Check that the other screen"))
+    }
+
+    /// A wrong code stores nothing on either side and says so; the listener counts a spent try.
+    @Test func wrongCodeStoresNothing() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, _, err) = try Self.startListener(mei, ["--code", "7-tulip-anchor", "--timeout", "4"])
+        let wrong = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-tulip-ankle", "--timeout", "4"])
+        listener.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(wrong.status == 65 && wrong.stderr.contains("the codes do not match"), "\(wrong.stderr)")
+        #expect(log.contains("the codes do not match (1 of 3 tries used)"), "\(log)")
+        for cli in [mei, ken] {
+            #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
+        }
+        // One side with a code and one without: refused with the reason, nothing stored.
+        let (l2, port2, _, err2) = try Self.startListener(mei, ["--code", "7-tulip-anchor", "--timeout", "4"])
+        let noCode = try ken.run(["exchange", "--peer", "127.0.0.1:\(port2)", "--yes", "--timeout", "4"])
+        l2.waitUntilExit()
+        let log2 = String(decoding: err2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(noCode.status != 0 && log2.contains("did not use --code"), "\(noCode.stderr)\n\(log2)")
+    }
+
     /// `--peer` forms: HOST, HOST:PORT, a bare IPv6 address, [IPv6]:PORT.
     @Test func peerArgumentForms() {
         #expect(Exchange.split("mei.local")! == ("mei.local", 47_823))
@@ -109,8 +162,10 @@ import Testing
             #expect(allowed.contains(dialer.status), "\(extra): \(dialer.stderr)")
             #expect(dialer.status == 0, "\(extra): \(dialer.stderr)")
         }
-        for extra in [["--code", "tulip", "--interface", "lo"], ["--alias", "Mei", "--interface", "lo"], ["--interface", "nosuch0"],
-                      ["--listen", "--port", "0", "--code", "x"], ["--peer", "[::1]:1", "--timeout", "1"], ["--listen", "--port", "70000"]] {
+        for extra in [["--code", "7-tulip-anchor", "--interface", "lo"], ["--code", "tulip", "--interface", "lo"], ["--code", "--interface", "lo"], ["--alias", "Mei", "--interface", "lo"], ["--interface", "nosuch0"],
+                      ["--listen", "--port", "0", "--code", "x"], ["--listen", "--port", "0", "--code", "7-x", "--timeout", "1"],
+                      ["--peer", "[::1]:1", "--timeout", "1"], ["--peer", "[::1]:1", "--code", "1-a", "--timeout", "1"],
+                      ["--listen", "--port", "70000"]] {
             let r = try mei.run(["exchange", "--yes", "--timeout", "2"] + extra)
             #expect(allowed.contains(r.status), "\(extra): \(r.status) \(r.stderr)")
             #expect(!r.stderr.contains("Fatal error"), "\(extra): \(r.stderr)")
@@ -127,7 +182,9 @@ import Testing
         let noTTY = try mei.run(["exchange", "--listen"])
         #expect(noTTY.status == 64)
         #expect(noTTY.stderr.contains("--yes"))
-        #expect(try mei.run(["exchange", "--listen", "--code", "x", "--yes"]).status == 64)
+        let badCode = try mei.run(["exchange", "--listen", "--code", "x", "--yes"])
+        #expect(badCode.status == 64 && badCode.stderr.contains("7-tulip-anchor"), "\(badCode.stderr)")
+        #expect(try mei.run(["exchange", "--listen", "--code", "1000-x", "--yes"]).status == 64)
         #expect(try mei.run(["exchange", "--listen", "--peer", "127.0.0.1:9", "--yes"]).status == 64)
         #expect(refused.stderr.contains("connection refused (nothing is listening on that port)"), "\(refused.stderr)")
         #expect(try mei.run(["exchange", "--peer", "host:99999", "--yes"]).status == 64)
@@ -243,9 +300,9 @@ import Testing
         Thread.sleep(forTimeInterval: 0.5)
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let first = try Self.exchange(in: "mst1", home: mei.home, ["--code", "tulip-anchor"])
+        let first = try Self.exchange(in: "mst1", home: mei.home, ["--code", "42-tulip-anchor"])
         Thread.sleep(forTimeInterval: 0.3)
-        let second = try Self.exchange(in: "mst2", home: ken.home, ["--code", "tulip-anchor"])
+        let second = try Self.exchange(in: "mst2", home: ken.home, ["--code", "42-tulip-anchor"])
         let started = Date()
         let a = Self.result(first), b = Self.result(second)
         let took = Date().timeIntervalSince(started)
@@ -276,8 +333,8 @@ import Testing
         defer { _ = try? Self.sh(["ip netns del mtlo"]) }
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let a = try Self.exchange(in: "mtlo", home: mei.home, ["--interface", "lo", "--code", "same-room"])
-        let b = try Self.exchange(in: "mtlo", home: ken.home, ["--interface", "lo", "--code", "same-room"])
+        let a = try Self.exchange(in: "mtlo", home: mei.home, ["--interface", "lo", "--code", "5-same-room"])
+        let b = try Self.exchange(in: "mtlo", home: ken.home, ["--interface", "lo", "--code", "5-same-room"])
         let (sa, ja, ea) = Self.result(a), (sb, jb, eb) = Self.result(b)
         #expect(sa == 0 && sb == 0, "\(ea)\n\(eb)")
         #expect((ja["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
@@ -305,7 +362,7 @@ import Testing
         defer { teardown() }
         var people: [CLI] = []
         for i in 1...20 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
-        let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "pair-\((i - 1) % 10)"]) }
+        let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "\((i - 1) % 10 + 1)-pair"]) }
         let results = runs.map(Self.result)
         for (i, r) in results.enumerated() {
             #expect(r.0 == 0, "person \(i + 1): \(r.2)")

@@ -127,7 +127,7 @@ struct InProcess {
         let mei = InProcess()
         let r = await mei("exchange")
         #expect(r.status == 64)
-        #expect(r.err == "meishi: error: comparing the code needs a terminal\nmeishi: hint: run it on a terminal, or pass --yes (contacts are then stored as 'signed')\n")
+        #expect(r.err == "meishi: error: comparing the code needs a terminal\nmeishi: hint: run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')\n")
     }
 
     @Test func errorsNameTheProblemAndTheFix() async {

@@ -25,6 +25,7 @@ import NIOCore
         events.map { e in
             switch e {
             case .codeReady(let c): "code \(c)"
+            case .codeConfirmed: "confirmed by code"
             case .peerConfirmed: "confirmed"
             case .cardReceived(let card): "card \(card.payload.displayName ?? "")"
             case .peerAcknowledged: "acknowledged"
@@ -228,11 +229,15 @@ import NIOCore
     }
 
     @Test func announcementsRoundTripAndRefuseGarbage() {
-        let a = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, tag: (SecureRandom.bytes(16), SecureRandom.bytes(32)), alias: "Mei")
+        let a = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7, alias: "Mei")
         #expect(Announcement(a.encoded) == a)
-        let nonce = SecureRandom.bytes(16)
-        let tagged = Announcement(sessionID: SecureRandom.bytes(16), port: 1, tag: (nonce, Announcement.tag(code: "tulip", nonce: nonce)))
-        #expect(tagged.matches(code: "tulip") && !tagged.matches(code: "rose"))
+        // Only N of the code is announced: nothing derived from its words.
+        #expect(a.encoded.count == 4 + 1 + 16 + 2 + 1 + 2 + 1 + 3)
+        #expect(a.matches(code: try! ExchangeCode(parsing: "7-tulip-anchor")) && !a.matches(code: try! ExchangeCode(parsing: "8-tulip-anchor")))
+        var outOfRange = Announcement(sessionID: SecureRandom.bytes(16), port: 1, nameplate: 1000).encoded
+        #expect(Announcement(outOfRange) == nil)
+        outOfRange[24] = 0; outOfRange[25] = 0
+        #expect(Announcement(outOfRange) == nil)
         var bytes = a.encoded
         #expect(Announcement(bytes + [0]) == nil)           // trailing byte
         #expect(Announcement(Array(bytes.dropLast())) == nil) // truncated
@@ -277,5 +282,113 @@ import NIOCore
                              from: Self.address("10.0.\(n / 250).\(n % 250 + 1)"), now: 1, in: &table)
         }
         #expect(table.count == Discovery.maximumPeers)
+    }
+}
+
+/// The exchange with a code: CPace authenticates, nothing is compared, a wrong code fails closed.
+@Suite struct CodeSessionTests {
+    typealias S = ExchangeSessionTests
+
+    static func pair(_ dialerCode: String, _ listenerCode: String, ids: ([UInt8], [UInt8])? = nil) throws -> (ExchangeSession, ExchangeSession) {
+        let d = ExchangeSession(role: .dialer, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: dialerCode)))
+        let l = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: listenerCode)))
+        if let ids {
+            d.bindDiscovery(dialerID: ids.0, listenerID: ids.1)
+            l.bindDiscovery(dialerID: ids.0, listenerID: ids.1)
+        }
+        return (d, l)
+    }
+
+    @Test func sameCodeAuthenticatesWithoutComparingDigits() throws {
+        let (d, l) = try Self.pair("7-tulip-anchor", "7-Tulip-Anchor", ids: (SecureRandom.bytes(16), SecureRandom.bytes(16)))
+        let r1 = try S.deliver([d.start()!], to: l)
+        #expect(l.codeRevealed && !d.codeRevealed)
+        let r2 = try S.deliver(r1.send, to: d)
+        #expect(d.codeRevealed && r2.events.isEmpty)
+        let r3 = try S.deliver(r2.send, to: l)
+        #expect(S.names(r3.events) == ["confirmed by code"])
+        let r4 = try S.deliver(r3.send, to: d)
+        #expect(S.names(r4.events) == ["confirmed by code"] && r4.send.isEmpty)
+        #expect(d.code == nil && l.code == nil && d.codeConfirmedByPAKE && l.codeConfirmedByPAKE)
+        #expect(d.transcriptHash == l.transcriptHash && d.confirmedByPeer && l.confirmedByPeer)
+        // Cards go straight after: no CONFIRM frames with a code.
+        let mei = S.Person(), ken = S.Person()
+        #expect(S.names(try S.deliver([d.card(mei.card("Mei"), signedBy: mei.key)], to: l).events) == ["card Mei"])
+        #expect(S.names(try S.deliver([l.card(ken.card("Ken"), signedBy: ken.key)], to: d).events) == ["card Ken"])
+        _ = try S.deliver([l.acknowledge()], to: d)
+        _ = try S.deliver([d.acknowledge()], to: l)
+        #expect(d.isComplete && l.isComplete)
+    }
+
+    /// A wrong code: the listener refuses the dialer's confirmation and answers only MISMATCH, with
+    /// nothing derived from the key; the dialer learns "the codes do not match". Both spent a guess.
+    @Test func wrongCodeFailsClosedOnBothSides() throws {
+        let (d, l) = try Self.pair("7-tulip-anchor", "7-tulip-ankle")
+        let r1 = try S.deliver([d.start()!], to: l)
+        let r2 = try S.deliver(r1.send, to: d)
+        #expect(throws: ExchangeError.codesDoNotMatch) { try S.deliver(r2.send, to: l) }
+        #expect(l.reject("x") == nil, "the listener has no key to seal anything with")
+        #expect(throws: ExchangeError.codesDoNotMatch) { try S.deliver([ExchangeSession.mismatchFrame], to: d) }
+        #expect(d.codeRevealed && l.codeRevealed && !d.codeConfirmedByPAKE && !l.codeConfirmedByPAKE)
+    }
+
+    /// The same code but other discovery session ids (a relay between two discovered peers, or a
+    /// replayed introduction) gives other generators: the run fails.
+    @Test func codeIsBoundToTheDiscoveredSessions() throws {
+        let (d, l) = try Self.pair("7-tulip-anchor", "7-tulip-anchor", ids: (SecureRandom.bytes(16), SecureRandom.bytes(16)))
+        l.bindDiscovery(dialerID: SecureRandom.bytes(16), listenerID: SecureRandom.bytes(16))
+        let r2 = try S.deliver(try S.deliver([d.start()!], to: l).send, to: d)
+        #expect(throws: ExchangeError.codesDoNotMatch) { try S.deliver(r2.send, to: l) }
+    }
+
+    @Test func bothSidesMustUseACode() throws {
+        let withCode = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        #expect(throws: ExchangeError.codeExpected) { try withCode.receive(S.session(.dialer).start()!) }
+        let dialerWithCode = ExchangeSession(role: .dialer, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        #expect(throws: ExchangeError.codeNotExpected) { try S.session(.listener).receive(dialerWithCode.start()!) }
+    }
+
+    /// A relay that knows no code, between two people with the same code: whatever it forwards
+    /// or substitutes, neither side confirms.
+    @Test func relayWithoutTheCodeConfirmsNothing() throws {
+        let (alice, bob) = try Self.pair("9-secret-words", "9-secret-words")
+        let (relayToBob, relayToAlice) = try Self.pair("9-guess-one", "9-guess-one")
+        let aliceHello = alice.start()!
+        _ = try S.deliver([aliceHello], to: relayToAlice)
+        let bobReply = try S.deliver([relayToBob.start()!], to: bob).send
+        let relayFinish = try S.deliver(bobReply, to: relayToBob).send
+        #expect(throws: ExchangeError.codesDoNotMatch) { try S.deliver(relayFinish, to: bob) }
+        // Forwarding Bob's own reply to Alice unchanged fails too: the nonces differ.
+        let aliceFinish = try S.deliver(bobReply, to: alice).send
+        #expect(throws: ExchangeError.self) { try S.deliver(aliceFinish, to: relayToAlice) }
+        #expect(!alice.codeConfirmedByPAKE && !bob.codeConfirmedByPAKE)
+    }
+
+    @Test func hostilePAKEFrames() throws {
+        let l = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        #expect(throws: ExchangeError.self) { try l.receive([0x04, 1]) }
+        #expect(throws: ExchangeError.unsupportedVersion(2)) { try l.receive([0x04, 2] + [UInt8](repeating: 0, count: 16)) }
+        let (d, l2) = try Self.pair("7-a", "7-a")
+        var reply = try S.deliver([d.start()!], to: l2).send[0]
+        reply[reply.count - 2] ^= 0xFF  // damage the share
+        #expect(throws: ExchangeError.self) { try d.receive(reply) }
+        let (d3, l3) = try Self.pair("7-a", "7-a")
+        let finish = try S.deliver(try S.deliver([d3.start()!], to: l3).send, to: d3).send[0]
+        #expect(throws: ExchangeError.self) { try l3.receive(Array(finish.dropLast())) }
+        #expect(throws: ExchangeError.self) { try l3.receive([0x06] + [UInt8](repeating: 0, count: 100)) }
+    }
+}
+
+/// The session builds CPace's inputs exactly as docs/PROTOCOL.md §5.6 and fixtures/cpace-meishi.json say.
+@Suite struct CodeBindingVectorTests {
+    @Test func channelIDOfTheVector() throws {
+        let v = try Fixtures.json("cpace-meishi.json") as! [String: String]
+        let binding = ExchangeSession.CodeBinding(code: try ExchangeCode(parsing: v["code"]!))
+        #expect(Hex.encode(binding.channelID) == v["CI"]!)
+        #expect(Hex.encode(Array(binding.code.password.utf8)) == v["PRS"]!)
+        var discovered = binding
+        discovered.dialerID = [1, 2]
+        discovered.listenerID = [3]
+        #expect(Hex.encode(discovered.channelID) == v["CI"]! + "02010201" + "03")
     }
 }
