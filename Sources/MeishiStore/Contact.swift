@@ -96,10 +96,12 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["payload"] = payload
         container["conflictsWith"] = conflictsWith
         container["nameSkeleton"] = nameSkeleton
+        container["nameSkeletonAsTyped"] = nameSkeletonAsTyped
     }
 
-    /// The key the impersonation check compares names by (`NameSkeleton`), nil without a name.
-    public var nameSkeleton: String? { name.map(NameSkeleton.of) }
+    /// The keys the impersonation check compares names by (`NameSkeleton`), nil without a name.
+    public var nameSkeleton: String? { name.map(NameSkeleton.folded) }
+    public var nameSkeletonAsTyped: String? { name.map(NameSkeleton.asTyped) }
 
     /// The first field holding a NUL character, if any: such a contact is never stored.
     var fieldWithNUL: FieldName? {

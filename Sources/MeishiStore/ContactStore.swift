@@ -165,17 +165,21 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_value_on_contact", on: "contact_value", columns: ["contactId"])
             try db.create(index: "contact_value_on_normalized", on: "contact_value", columns: ["normalized"])
         }
-        // The impersonation check compares names by their confusable skeleton (NameSkeleton),
+        // The impersonation check compares names by their confusable skeletons (NameSkeleton),
         // not by `name COLLATE NOCASE`: filled here for the contacts stored before.
         m.registerMigration("v2-name-skeleton") { db in
-            try db.alter(table: "contact") { t in t.add(column: "nameSkeleton", .text) }
+            try db.alter(table: "contact") { t in
+                t.add(column: "nameSkeleton", .text)
+                t.add(column: "nameSkeletonAsTyped", .text)
+            }
             let rows = try Row.fetchAll(db, sql: "SELECT id, name FROM contact WHERE name IS NOT NULL")
-            let update = try db.makeStatement(sql: "UPDATE contact SET nameSkeleton = ? WHERE id = ?")
+            let update = try db.makeStatement(sql: "UPDATE contact SET nameSkeleton = ?, nameSkeletonAsTyped = ? WHERE id = ?")
             for row in rows {
                 let name: String = row["name"]
-                try update.execute(arguments: [NameSkeleton.of(name), row["id"] as Int64])
+                try update.execute(arguments: [NameSkeleton.folded(name), NameSkeleton.asTyped(name), row["id"] as Int64])
             }
             try db.create(index: "contact_on_nameSkeleton", on: "contact", columns: ["nameSkeleton"])
+            try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
         }
         return m
     }
@@ -223,8 +227,8 @@ public final class ContactStore: Sendable {
         try write { db in
             let contact = try db.makeStatement(sql: """
                 INSERT INTO contact (did, name, org, fields, level, trust, source, firstSeen, lastSeen, cardTimestamp,
-                                     signPubKey, pubKey, payload, conflictsWith, nameSkeleton)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     signPubKey, pubKey, payload, conflictsWith, nameSkeleton, nameSkeletonAsTyped)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let value = try db.makeStatement(sql: "INSERT INTO contact_value (contactId, field, value, normalized) VALUES (?, ?, ?, ?)")
             for c in contacts {
@@ -233,6 +237,7 @@ public final class ContactStore: Sendable {
                     c.did, c.name, c.org, FieldsColumn.encode(c.fields), c.level.rawValue, c.trust.rawValue, c.source,
                     c.firstSeen, c.lastSeen, c.cardTimestamp, c.signPubKey.map { Data($0.rawRepresentation) },
                     c.pubKey.map { Data($0.rawRepresentation) }, c.payload, c.conflictsWith, c.nameSkeleton,
+                    c.nameSkeletonAsTyped,
                 ])
                 let id = db.lastInsertedRowID
                 for v in c.matchValues { try value.execute(arguments: [id, v.field.rawValue, v.value, v.normalized]) }
@@ -253,13 +258,14 @@ public final class ContactStore: Sendable {
         if let f = c.fieldWithNUL { throw StoreError.nulCharacter(field: f.rawValue) }
     }
 
-    /// Other DIDs whose name has the same confusable skeleton (`NameSkeleton`: it looks the
-    /// same on a screen), or that use one of the same emails.
+    /// Other DIDs whose name has one of the same confusable skeletons (`NameSkeleton`: it looks
+    /// the same on a screen), or that use one of the same emails.
     private static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
         var ids = Set<Int64>()
-        if let skeleton = contact.nameSkeleton, !skeleton.isEmpty {
-            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE nameSkeleton = ? AND did != ?",
-                                          arguments: [skeleton, contact.did])
+        for (column, key) in [("nameSkeleton", contact.nameSkeleton), ("nameSkeletonAsTyped", contact.nameSkeletonAsTyped)] {
+            guard let key, !key.isEmpty else { continue }
+            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE \(column) = ? AND did != ?",
+                                          arguments: [key, contact.did])
             ids.formUnion(rows)
         }
         let emails = (contact.fields[.email] ?? []).map(CardText.normalizedEmail)
