@@ -23,13 +23,15 @@ import Foundation
 public enum NameSkeleton {
     /// The case-folded skeleton of `name` (empty for a name of only invisible characters).
     public static func folded(_ name: String) -> String {
+        if let ascii = asciiKey(name, folding: true) { return ascii }
         let folded = name.precomposedStringWithCompatibilityMapping.folding(options: [.caseInsensitive], locale: nil)
         return spaced(mapped(folded).folding(options: [.caseInsensitive], locale: nil))
     }
 
     /// The UTS #39 skeleton of `name` after NFKC, case kept.
     public static func asTyped(_ name: String) -> String {
-        spaced(mapped(name.precomposedStringWithCompatibilityMapping))
+        if let ascii = asciiKey(name, folding: false) { return ascii }
+        return spaced(mapped(name.precomposedStringWithCompatibilityMapping))
     }
 
     /// True when two names look alike by either key.
@@ -38,6 +40,44 @@ public enum NameSkeleton {
         if !fa.isEmpty, fa == fb { return true }
         let (ta, tb) = (asTyped(a), asTyped(b))
         return !ta.isEmpty && ta == tb
+    }
+
+    /// The same key computed on bytes, for the common name of ASCII only whose prototypes are ASCII
+    /// (NFKC, NFD and default-ignorables change nothing there and folding is ASCII lowercasing);
+    /// nil otherwise. About ten times faster, which shows when a store is filled in bulk.
+    static func asciiKey(_ name: String, folding: Bool) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(name.utf8.count)
+        var pendingSpace = false
+        for var b in name.utf8 {
+            guard b < 0x80 else { return nil }
+            if folding, (0x41...0x5A).contains(b) { b += 0x20 }
+            let mapped: [UInt8]
+            if let prototype = asciiPrototypes[Int(b)] {
+                guard let p = prototype else { return nil }
+                mapped = p
+            } else {
+                mapped = [b]
+            }
+            for var m in mapped {
+                if folding, (0x41...0x5A).contains(m) { m += 0x20 }
+                if m == 0x20 || (0x09...0x0D).contains(m) {
+                    pendingSpace = !out.isEmpty
+                    continue
+                }
+                if pendingSpace { out.append(0x20) }
+                pendingSpace = false
+                out.append(m)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// For each ASCII byte: nil when it has no prototype, .some(nil) when its prototype leaves
+    /// ASCII (`%`), else the prototype's bytes.
+    static let asciiPrototypes: [[UInt8]??] = (0..<128).map { b -> [UInt8]?? in
+        guard let p = prototypes[UInt32(b)] else { return nil }
+        return .some(p.allSatisfy(\.isASCII) ? p.map { UInt8($0.value) } : nil)
     }
 
     /// NFD, without default-ignorable scalars, each scalar replaced by its prototype.

@@ -71,6 +71,20 @@ import MeishiCrypto
         #expect(NameSkeleton.confusablesVersion == "13.0.0")
     }
 
+    @Test func theASCIIFastPathComputesTheSameKeys() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array(0x09...0x7E).map { Character(Unicode.Scalar(UInt8($0))) }
+        var samples = ["Alice", "ALICE", "AIice", "m1l0 |x|", "100% sure", "  Mei\tTanaka  ", "\"quoted\" `tick`", ""]
+        for _ in 0..<500 { samples.append(String((0..<Int.random(in: 1...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })) }
+        for s in samples {
+            let folded = NameSkeleton.spaced(NameSkeleton.mapped(s.precomposedStringWithCompatibilityMapping
+                .folding(options: [.caseInsensitive], locale: nil)).folding(options: [.caseInsensitive], locale: nil))
+            let typed = NameSkeleton.spaced(NameSkeleton.mapped(s.precomposedStringWithCompatibilityMapping))
+            #expect(NameSkeleton.folded(s) == folded, "\(s.debugDescription)")
+            #expect(NameSkeleton.asTyped(s) == typed, "\(s.debugDescription)")
+        }
+    }
+
     // MARK: Member names are bytes
 
     @Test func kelvinSignIsNotK() throws {
