@@ -188,6 +188,14 @@ import NIOCore
             #expect(r.status == 0, "\(args): \(r.err)")
             Self.expectClean(r, "\(args)")
         }
+        // A vCard whose name holds NUL is shown escaped and never stored.
+        let nulPNG = try qrImage("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Alice\u{0}\u{1B}[8m hidden\r\nEND:VCARD\r\n", in: dir, "nul.png")
+        let before = await ken("contacts", "list", "--json").out
+        let refused = await ken("scan", "--import", nulPNG)
+        #expect(refused.status == 65, "\(refused.err)")
+        #expect(refused.err.contains("refusing to store a contact whose name holds a NUL character"), "\(refused.err)")
+        Self.expectClean(refused, "scan --import NUL")
+        #expect(await ken("contacts", "list", "--json").out == before)
         // --raw is the documented exception: the text unchanged, for a pipe.
         #expect(await ken("scan", "--raw", other).out.unicodeScalars.contains { $0.value == 0x1B })
     }
