@@ -196,8 +196,13 @@ import NIOCore
         #expect(refused.err.contains("refusing to store a contact whose name holds a NUL character"), "\(refused.err)")
         Self.expectClean(refused, "scan --import NUL")
         #expect(await ken("contacts", "list", "--json").out == before)
-        // --raw is the documented exception: the text unchanged, for a pipe.
+        // --raw writes the text unchanged for a pipe, and escaped on a terminal.
         #expect(await ken("scan", "--raw", other).out.unicodeScalars.contains { $0.value == 0x1B })
+        var onTerminal = ken.context
+        onTerminal.terminal = TerminalOutput()
+        ken.recorder.reset()
+        #expect(await Meishi.run(arguments: ["scan", "--raw", other], in: onTerminal) == 0)
+        #expect(ken.recorder.stdout == "hello\\u{1B}]0;PWNED\\u{7}\\u{9B}2J\\u{202E}\\u{0}\\u{D}\\u{2028}\n")
     }
 
     // MARK: Exchange
@@ -246,6 +251,16 @@ import NIOCore
         #expect(Self.raw(recorder.stderr).isEmpty)
         #expect(recorder.stderr.split(separator: "\n").count == 1)
     }
+}
+
+/// A terminal on standard output and error, with nobody to answer.
+struct TerminalOutput: TerminalIO {
+    var isInteractive: Bool { false }
+    var standardOutputIsTerminal: Bool { true }
+    var standardErrorIsTerminal: Bool { true }
+    var width: Int? { 80 }
+    func ask(_ question: String) -> String? { nil }
+    func readHidden(_ prompt: String) -> SecureBytes? { nil }
 }
 
 extension InProcess {
