@@ -46,6 +46,9 @@ public enum TerminalText {
     /// `text` with every unsafe or invisible scalar shown as a visible escape (`\u{1B}`) instead.
     /// With `keepingNewlines`, U+000A stays (a message of several lines written by meishi).
     public static func sanitized(_ text: String, keepingNewlines: Bool = false) -> String {
+        // Fast paths: printable ASCII, then text without any scalar that could be escaped.
+        if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) || (keepingNewlines && $0 == 0x0A) }) { return text }
+        guard text.unicodeScalars.contains(where: { isEscaped($0) && !(keepingNewlines && $0.value == 0x0A) }) else { return text }
         let scalars = Array(text.unicodeScalars)
         func escapes(_ n: Int) -> Bool {
             let s = scalars[n]
@@ -60,7 +63,7 @@ public enum TerminalText {
             }
             return isEscaped(s)
         }
-        guard scalars.indices.contains(where: escapes) else { return text }
+        guard scalars.indices.contains(where: escapes) else { return text }  // only joiners, all kept
         var out = String.UnicodeScalarView()
         for n in scalars.indices {
             if escapes(n) {
