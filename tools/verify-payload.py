@@ -39,6 +39,22 @@ def no_duplicates(pairs):
     return d
 
 
+MEMBERS = {"version", "shareId", "senderDID", "signPubKey", "pubKey", "timestamp", "level", "cardFields",
+           "payloadSignature"}
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from strings(v)
+
+
 def verify(data):
     lines = data.split(b"\n")
     while lines and lines[0].startswith(b"#"):
@@ -46,6 +62,11 @@ def verify(data):
     payload = json.loads(b"\n".join(lines), object_pairs_hook=no_duplicates)
     if payload.get("version") != 1:
         return "unsupported version"
+    # Member names compare by code point, as Python compares str: "pub\u212aey" is not pubKey.
+    if set(payload) != MEMBERS:
+        return "malformed: members %s" % sorted(ascii(k) for k in set(payload) ^ MEMBERS)
+    if any("\0" in s for s in strings(payload)):
+        return "malformed: a NUL character"
     did = payload["senderDID"]
     if not did.startswith("did:key:z"):
         return "not a did:key"

@@ -37,10 +37,11 @@ public struct FieldName: Hashable, Comparable, Sendable, CustomStringConvertible
     private init(unchecked raw: String) { rawValue = raw }
 
     /// A valid field name: a standard one, or `x-` followed by 1 to 32 of `a-z 0-9 -`.
+    /// Compared as UTF-8 bytes (a name canonically equivalent to a valid one is not valid).
     public init(_ raw: String) throws(CardError) {
-        if Self.standard.contains(raw) { rawValue = raw; return }
+        if Self.standard.contains(where: { $0.utf8.elementsEqual(raw.utf8) }) { rawValue = raw; return }
         let word = raw.utf8.dropFirst(2)
-        guard raw.hasPrefix("x-"), (1...32).contains(word.count),
+        guard raw.utf8.starts(with: "x-".utf8), (1...32).contains(word.count),
               word.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }),
               word.first != 0x2D, word.last != 0x2D
         else { throw .invalidFieldName(raw) }

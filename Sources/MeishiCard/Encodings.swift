@@ -152,7 +152,7 @@ public enum DIDKey {
               Array(bytes.prefix(2)) == ed25519Multicodec,
               let key = try? Ed25519.PublicKey(rawRepresentation: bytes.dropFirst(2)) else { return nil }
         // Only the canonical spelling is accepted, so one key has exactly one DID.
-        guard self.did(for: key) == did else { return nil }
+        guard self.did(for: key).utf8.elementsEqual(did.utf8) else { return nil }
         return key
     }
 }

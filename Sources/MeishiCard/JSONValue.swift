@@ -1,5 +1,8 @@
 /// A JSON value as RFC 8259 defines it. Objects keep their members in the order parsed, but
 /// equality ignores that order.
+///
+/// Member names are compared as UTF-8 bytes, never with Swift's `String ==` (which treats
+/// canonically equivalent text as equal: `"pub\u212aey"`, with KELVIN SIGN, would be `pubKey`).
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
@@ -18,16 +21,20 @@ public enum JSONValue: Equatable, Sendable {
         case let (.object(a), .object(b)):
             // Member order carries no meaning in JSON (and none in JCS).
             guard a.count == b.count else { return false }
-            return a.allSatisfy { m in b.contains { $0.key == m.key && $0.value == m.value } }
+            return a.allSatisfy { m in b.contains { sameName($0.key, m.key) && $0.value == m.value } }
         default: return false
         }
     }
 
-    /// The member named `key` of an object, or nil.
+    /// The member named `key` of an object (the same UTF-8 bytes), or nil.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        return members.first { Self.sameName($0.key, key) }?.value
     }
+
+    /// True when two member names are the same UTF-8 bytes (RFC 8259 section 8.3: names are
+    /// compared code unit by code unit, never after normalisation).
+    public static func sameName(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 
     /// Convenience for building objects from a dictionary (order is irrelevant for JCS).
     public static func object(_ dict: [String: JSONValue]) -> JSONValue {
@@ -96,14 +103,15 @@ public struct StrictJSONParser {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         i += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        var seen = Set<[UInt8]>()
         skipWhitespace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
-            guard seen.insert(key).inserted else { throw fail("duplicate member name \"\(key)\"") }
+            // Bytes, not String: canonically equivalent names are different names.
+            guard seen.insert(Array(key.utf8)).inserted else { throw fail("duplicate member name \(TerminalText.quoted(key))") }
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1

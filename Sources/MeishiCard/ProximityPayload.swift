@@ -59,8 +59,10 @@ public struct ProximityPayload: Equatable, Sendable {
     /// Largest payload accepted, in bytes of its JSON text.
     public static let maximumEncodedSize = 16 * 1024
     public static let signatureDomain = "meishi-card-v1"
-    static let members: Set<String> = ["version", "shareId", "senderDID", "signPubKey", "pubKey", "timestamp",
-                                       "level", "cardFields", "payloadSignature"]
+    /// The members of version 1, as the UTF-8 bytes a member name must equal (never String `==`,
+    /// under which `"pub\u212aey"` with KELVIN SIGN is `pubKey`).
+    static let members: Set<[UInt8]> = Set(["version", "shareId", "senderDID", "signPubKey", "pubKey", "timestamp",
+                                            "level", "cardFields", "payloadSignature"].map { Array($0.utf8) })
 
     public var shareId: String
     public var senderDID: String
@@ -136,8 +138,8 @@ public struct ProximityPayload: Equatable, Sendable {
         guard let version = json["version"] else { throw .malformed("missing member \"version\"") }
         guard case .number(let v) = version else { throw .malformed("\"version\" is not a number") }
         guard v == Double(currentVersion) else { throw .unsupportedVersion(JCS.serialize(number: v)) }
-        for m in members where !Self.members.contains(m.key) {
-            throw .malformed("unknown member \"\(m.key)\"")
+        for m in members where !Self.members.contains(Array(m.key.utf8)) {
+            throw .malformed("unknown member \(TerminalText.quoted(m.key))")
         }
         func string(_ key: String) throws(PayloadError) -> String {
             guard let value = json[key] else { throw .malformed("missing member \"\(key)\"") }
@@ -173,7 +175,7 @@ public struct ProximityPayload: Equatable, Sendable {
         var valueCount = 0
         for (key, value) in rawFields {
             let name: FieldName
-            do { name = try FieldName(key) } catch { throw .malformed("unknown card field \"\(key)\"") }
+            do { name = try FieldName(key) } catch { throw .malformed("unknown card field \(TerminalText.quoted(key))") }
             var values: [String] = []
             switch (value, name.isMultiValued) {
             case (.string(let s), false):
@@ -191,6 +193,10 @@ public struct ProximityPayload: Equatable, Sendable {
             }
             for s in values where s.utf8.count > Card.maximumValueBytes || s.isEmpty {
                 throw .malformed("a value of \"\(key)\" is empty or longer than \(Card.maximumValueBytes) bytes")
+            }
+            // NUL cuts text short in C APIs and SQLite functions: no value may hold one.
+            for s in values where TerminalText.containsNUL(s) {
+                throw .malformed("a value of \"\(key)\" contains a NUL character")
             }
             valueCount += values.count
         }

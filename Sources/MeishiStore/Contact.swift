@@ -95,6 +95,17 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["pubKey"] = pubKey.map { Data($0.rawRepresentation) }
         container["payload"] = payload
         container["conflictsWith"] = conflictsWith
+        container["nameSkeleton"] = nameSkeleton
+        container["nameSkeletonAsTyped"] = nameSkeletonAsTyped
+    }
+
+    /// The keys the impersonation check compares names by (`NameSkeleton`), nil without a name.
+    public var nameSkeleton: String? { name.map(NameSkeleton.folded) }
+    public var nameSkeletonAsTyped: String? { name.map(NameSkeleton.asTyped) }
+
+    /// The first field holding a NUL character, if any: such a contact is never stored.
+    var fieldWithNUL: FieldName? {
+        fields.keys.sorted().first { f in fields[f]!.contains(where: TerminalText.containsNUL) }
     }
 
     /// Decodes a row by hand (several times faster than a JSONDecoder per row, which shows in
@@ -152,7 +163,7 @@ public enum FieldsColumn {
     }
 
     /// The fields a column text holds, or nil when it is damaged (not JSON, an unknown field
-    /// name, a value that is not a string).
+    /// name, a value that is not a string or that holds a NUL).
     public static func decode(_ text: String) -> [FieldName: [String]]? {
         guard case .object(let members)? = try? StrictJSONParser.parse(Array(text.utf8)) else { return nil }
         var out: [FieldName: [String]] = [:]
@@ -160,7 +171,7 @@ public enum FieldsColumn {
             guard let name = try? FieldName(m.key), case .array(let items) = m.value else { return nil }
             var values: [String] = []
             for item in items {
-                guard case .string(let v) = item else { return nil }
+                guard case .string(let v) = item, !TerminalText.containsNUL(v) else { return nil }
                 values.append(v)
             }
             out[name] = values

@@ -15,6 +15,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case unavailable(String)
     /// A stored row cannot be read back (edited by hand, or a bug): which one and why.
     case damaged(String)
+    /// A value of the named field (or `did`) holds a NUL character; nothing was stored.
+    case nulCharacter(field: String)
 }
 
 /// What storing a card did.
@@ -163,6 +165,22 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_value_on_contact", on: "contact_value", columns: ["contactId"])
             try db.create(index: "contact_value_on_normalized", on: "contact_value", columns: ["normalized"])
         }
+        // The impersonation check compares names by their confusable skeletons (NameSkeleton),
+        // not by `name COLLATE NOCASE`: filled here for the contacts stored before.
+        m.registerMigration("v2-name-skeleton") { db in
+            try db.alter(table: "contact") { t in
+                t.add(column: "nameSkeleton", .text)
+                t.add(column: "nameSkeletonAsTyped", .text)
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT id, name FROM contact WHERE name IS NOT NULL")
+            let update = try db.makeStatement(sql: "UPDATE contact SET nameSkeleton = ?, nameSkeletonAsTyped = ? WHERE id = ?")
+            for row in rows {
+                let name: String = row["name"]
+                try update.execute(arguments: [NameSkeleton.folded(name), NameSkeleton.asTyped(name), row["id"] as Int64])
+            }
+            try db.create(index: "contact_on_nameSkeleton", on: "contact", columns: ["nameSkeleton"])
+            try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
+        }
         return m
     }
 
@@ -175,6 +193,7 @@ public final class ContactStore: Sendable {
     }
 
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
+        try refuseNUL(incoming)
         if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
             existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
             // Unsigned data never replaces what a signature vouched for.
@@ -208,15 +227,17 @@ public final class ContactStore: Sendable {
         try write { db in
             let contact = try db.makeStatement(sql: """
                 INSERT INTO contact (did, name, org, fields, level, trust, source, firstSeen, lastSeen, cardTimestamp,
-                                     signPubKey, pubKey, payload, conflictsWith)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     signPubKey, pubKey, payload, conflictsWith, nameSkeleton, nameSkeletonAsTyped)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let value = try db.makeStatement(sql: "INSERT INTO contact_value (contactId, field, value, normalized) VALUES (?, ?, ?, ?)")
             for c in contacts {
+                try Self.refuseNUL(c)
                 try contact.execute(arguments: [
                     c.did, c.name, c.org, FieldsColumn.encode(c.fields), c.level.rawValue, c.trust.rawValue, c.source,
                     c.firstSeen, c.lastSeen, c.cardTimestamp, c.signPubKey.map { Data($0.rawRepresentation) },
-                    c.pubKey.map { Data($0.rawRepresentation) }, c.payload, c.conflictsWith,
+                    c.pubKey.map { Data($0.rawRepresentation) }, c.payload, c.conflictsWith, c.nameSkeleton,
+                    c.nameSkeletonAsTyped,
                 ])
                 let id = db.lastInsertedRowID
                 for v in c.matchValues { try value.execute(arguments: [id, v.field.rawValue, v.value, v.normalized]) }
@@ -231,12 +252,20 @@ public final class ContactStore: Sendable {
         }
     }
 
-    /// Other DIDs that use the same name (ignoring case) or one of the same emails.
+    /// NUL cuts text short in C APIs and SQLite functions: a contact holding one is refused.
+    private static func refuseNUL(_ c: Contact) throws {
+        if TerminalText.containsNUL(c.did) { throw StoreError.nulCharacter(field: "did") }
+        if let f = c.fieldWithNUL { throw StoreError.nulCharacter(field: f.rawValue) }
+    }
+
+    /// Other DIDs whose name has one of the same confusable skeletons (`NameSkeleton`: it looks
+    /// the same on a screen), or that use one of the same emails.
     private static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
         var ids = Set<Int64>()
-        if let name = contact.name, !name.isEmpty {
-            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE name = ? COLLATE NOCASE AND did != ?",
-                                          arguments: [name, contact.did])
+        for (column, key) in [("nameSkeleton", contact.nameSkeleton), ("nameSkeletonAsTyped", contact.nameSkeletonAsTyped)] {
+            guard let key, !key.isEmpty else { continue }
+            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE \(column) = ? AND did != ?",
+                                          arguments: [key, contact.did])
             ids.formUnion(rows)
         }
         let emails = (contact.fields[.email] ?? []).map(CardText.normalizedEmail)

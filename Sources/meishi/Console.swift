@@ -1,33 +1,47 @@
 import MeishiCard
 
 /// Everything commands print goes through here: results on standard output; errors, warnings
-/// and notes on standard error. Text from other people passes `safe` on its way out.
+/// and notes on standard error.
+///
+/// This is the one sanitising choke point for text (docs/SECURITY.md, "What reaches a
+/// terminal"): every message `line`, `report`, `warn` and `note` write passes
+/// `TerminalText.sanitized`, so a control, bidi or invisible character from a peer is shown as
+/// `\u{…}` whatever path brought it here (payload member names in errors, store errors, exchange
+/// log lines, REJECT reasons). `line` keeps U+000A, the line breaks meishi writes itself; errors,
+/// warnings and notes are one line each, so a newline in them is escaped too. A peer value put
+/// inside a multi-line block must therefore pass `safe` where it is interpolated, which escapes
+/// its newlines as well. Sanitising is idempotent (escapes are ASCII), so a value escaped at
+/// its call site is not escaped twice here.
+///
+/// `json` escapes in its own way (`JSONText`); `bytes` is the one raw path, for bytes meishi
+/// made (a signed card, QR art with its colour codes) or that the person asked for unchanged
+/// (`scan --raw`).
 struct Console: Sendable {
     let standardOutput: Sink
     let standardError: Sink
 
-    /// One line (or several) on standard output.
+    /// One line (or several) on standard output, sanitised (line breaks kept).
     func line(_ text: String) {
-        standardOutput.write(Array((text + "\n").utf8))
+        standardOutput.write(Array((TerminalText.sanitized(text, keepingNewlines: true) + "\n").utf8))
     }
 
-    /// Bytes on standard output as they are.
+    /// Bytes on standard output as they are: never peer text unless the person asked for it raw.
     func bytes(_ data: [UInt8]) {
         standardOutput.write(data)
     }
 
     func report(_ failure: MeishiFailure) {
-        var text = "meishi: error: \(failure.message)\n"
-        if let hint = failure.hint { text += "meishi: hint: \(hint)\n" }
+        var text = "meishi: error: \(TerminalText.sanitized(failure.message))\n"
+        if let hint = failure.hint { text += "meishi: hint: \(TerminalText.sanitized(hint))\n" }
         standardError.write(Array(text.utf8))
     }
 
     func warn(_ message: String) {
-        standardError.write(Array("meishi: warning: \(message)\n".utf8))
+        standardError.write(Array("meishi: warning: \(TerminalText.sanitized(message))\n".utf8))
     }
 
     func note(_ message: String) {
-        standardError.write(Array("meishi: \(message)\n".utf8))
+        standardError.write(Array("meishi: \(TerminalText.sanitized(message))\n".utf8))
     }
 
     /// Writes one JSON document (sorted keys, indented) and a newline to standard output.
@@ -35,11 +49,17 @@ struct Console: Sendable {
         standardOutput.write(Array((JSONText.pretty(value) + "\n").utf8))
     }
 
-    /// Text from someone else, made safe for the terminal.
+    /// Text from someone else, made safe for the terminal with its newlines escaped too: for a
+    /// value inside a multi-line block, where `line` would keep a newline.
     static func safe(_ s: String) -> String { TerminalText.sanitized(s) }
 }
 
-/// Indented JSON with sorted keys and JCS escaping: one document per command.
+/// Indented JSON with sorted keys, escaped like JCS (RFC 8785: `"`, `\\` and C0 controls) and
+/// beyond it: DEL, C1 controls, bidi controls, U+2028/9 and the invisible characters of
+/// `TerminalText` are written as `\uXXXX` (surrogate pairs above U+FFFF), so the JSON meishi
+/// prints holds no character a terminal would act on or hide. The same text still parses to the
+/// same strings. Only this printer does it: `JCS.canonicalize`, which signatures cover, stays
+/// exactly RFC 8785.
 enum JSONText {
     static func pretty(_ v: JSONValue, indent: String = "") -> String {
         let inner = indent + "  "
@@ -50,10 +70,31 @@ enum JSONText {
         case .object(let members):
             if members.isEmpty { return "{}" }
             let sorted = members.sorted { $0.key < $1.key }
-            return "{\n" + sorted.map { inner + String(decoding: JCS.canonicalize(.string($0.key)), as: UTF8.self) + ": "
-                + pretty($0.value, indent: inner) }.joined(separator: ",\n") + "\n" + indent + "}"
+            return "{\n" + sorted.map { inner + string($0.key) + ": " + pretty($0.value, indent: inner) }.joined(separator: ",\n")
+                + "\n" + indent + "}"
+        case .string(let s):
+            return string(s)
         default:
             return String(decoding: JCS.canonicalize(v), as: UTF8.self)
         }
+    }
+
+    /// A JSON string literal for `s`: JCS escaping, plus `\uXXXX` for every scalar
+    /// `TerminalText.isEscaped` names that JCS would write raw.
+    static func string(_ s: String) -> String {
+        let jcs = String(decoding: JCS.canonicalize(.string(s)), as: UTF8.self)
+        guard jcs.unicodeScalars.contains(where: TerminalText.isEscaped) else { return jcs }
+        var out = ""
+        for scalar in jcs.unicodeScalars {
+            guard TerminalText.isEscaped(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            for unit in String(scalar).utf16 {
+                let hex = String(unit, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+        }
+        return out
     }
 }

@@ -6,6 +6,9 @@ import MeishiQR
 import MeishiStore
 
 /// The words, hints and exit statuses of every failure: the one place that names flags and commands.
+///
+/// Messages quote peer text as it is: `Console.report` sanitises every message and hint it
+/// writes (the one choke point), and `--json` output escapes through `JSONText`.
 extension MeishiFailure {
     init(_ e: MeishiError) {
         switch e {
@@ -63,7 +66,7 @@ extension MeishiFailure {
     init(_ e: CardError) {
         switch e {
         case .invalidFieldName(let n):
-            self.init("unknown field \"\(TerminalText.sanitized(n))\"",
+            self.init("unknown field \"\(n)\"",
                       hint: "fields are \(FieldName.standard.joined(separator: ", ")) or x-<word>", status: .usage)
         case .notMultiValued(let f):
             self.init("\(f) holds one value", hint: "use 'meishi card set \(f) VALUE' to replace it", status: .usage)
@@ -74,12 +77,12 @@ extension MeishiFailure {
             self.init("\(f) contains a control or bidi-override character", status: .dataError)
         case .tooManyValues(let limit): self.init("a card holds at most \(limit) values", status: .dataError)
         case .invalidEmail(let v):
-            self.init("\"\(TerminalText.sanitized(v))\" is not an email address", hint: "expected name@example.org", status: .dataError)
+            self.init("\"\(v)\" is not an email address", hint: "expected name@example.org", status: .dataError)
         case .invalidPhone(let v):
-            self.init("\"\(TerminalText.sanitized(v))\" is not a phone number",
+            self.init("\"\(v)\" is not a phone number",
                       hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678", status: .dataError)
         case .invalidURL(let v):
-            self.init("\"\(TerminalText.sanitized(v))\" is not a URL", hint: "include the scheme, e.g. https://\(TerminalText.sanitized(v))",
+            self.init("\"\(v)\" is not a URL", hint: "include the scheme, e.g. https://\(v)",
                       status: .dataError)
         case .duplicateValue(let f): self.init("your card already has that \(f)", status: .dataError)
         case .noSuchField(let f): self.init("your card has no \(f)", status: .failure)
@@ -96,23 +99,25 @@ extension MeishiFailure {
 
     /// A payload that did not verify.
     init(_ e: PayloadError) {
-        self.init(TerminalText.sanitized(e.reason), status: .dataError)
+        self.init(e.reason, status: .dataError)
     }
 
     /// A store failure.
     init(_ e: StoreError) {
         switch e {
         case .notFound(let ref):
-            self.init("no contact matches \"\(TerminalText.sanitized(ref))\"", hint: "see 'meishi contacts list'", status: .noInput)
+            self.init("no contact matches \"\(ref)\"", hint: "see 'meishi contacts list'", status: .noInput)
         case .ambiguous(let ref, let candidates):
-            self.init("\"\(TerminalText.sanitized(ref))\" matches several contacts: "
-                      + candidates.map(TerminalText.sanitized).joined(separator: "; "),
+            self.init("\"\(ref)\" matches several contacts: "
+                      + candidates.joined(separator: "; "),
                       hint: "use the id or the DID", status: .usage)
         case .unavailable(let why):
             self.init("the contact store is unavailable: \(why)", status: .failure)
         case .damaged(let why):
             self.init("the contact store is damaged: \(why)", hint: "delete that contact, or restore meishi.sqlite from a backup",
                       status: .dataError)
+        case .nulCharacter(let field):
+            self.init("refusing to store a contact whose \(field) holds a NUL character", status: .dataError)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeishiCard
 
 /// A swift-log handler that writes `meishi: debug: …` lines to standard error.
 struct StderrLogHandler: LogHandler {
@@ -22,6 +23,7 @@ struct StderrLogHandler: LogHandler {
     func log(event: LogEvent) {
         let meta = metadata.merging(event.metadata ?? [:]) { $1 }
         let extra = meta.isEmpty ? "" : " " + meta.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        sink.write(Array("meishi: \(event.level): [\(label)] \(event.message)\(extra)\n".utf8))
+        // Log text may quote a peer (an address, a reason): sanitised like every Console message.
+        sink.write(Array("meishi: \(event.level): [\(label)] \(TerminalText.sanitized("\(event.message)\(extra)"))\n".utf8))
     }
 }

@@ -74,7 +74,13 @@ struct Scan: MeishiCommand {
             var listed: [JSONValue] = []
             for code in codes {
                 if raw {
-                    if !json { ctx.out.bytes(TextDecoding.rawOutput(code.bytes) + [0x0A]) }
+                    // Unchanged for a pipe; on a terminal, escaped like all peer text (a QR code
+                    // may hold escape sequences).
+                    if !json && ctx.terminal.standardOutputIsTerminal {
+                        ctx.out.line(Console.safe(code.text))
+                    } else if !json {
+                        ctx.out.bytes(TextDecoding.rawOutput(code.bytes) + [0x0A])
+                    }
                     listed.append(.object(codeJSON(code)))
                     continue
                 }

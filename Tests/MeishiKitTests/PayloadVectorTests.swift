@@ -145,6 +145,17 @@ import MeishiCrypto
         out.append(("22-unsupported-version-qr-text", "unsupported-version", "QR text whose binary format byte is 2", qrAltered))
         out.append(("23-malformed-qr-text-truncated", "malformed", "vector 20 cut short by 30 characters",
                     String(CardQRText.encode(typical).dropLast(30))))
+        // Member names are compared as bytes: KELVIN SIGN (U+212A) is canonically equivalent to K,
+        // so Swift's String == takes "pub\u212aey" for pubKey. The signature is vector 01's, over
+        // the canonical form with the real pubKey, so only the name decides (issue 8).
+        out.append(("24-malformed-kelvin-member-name", "malformed",
+                    "vector 01 with the member pubKey spelled pub\\u212aey (KELVIN SIGN): names are compared as bytes",
+                    text(typical).replacingOccurrences(of: "\"pubKey\":", with: "\"pub\\u212aey\":")))
+        var nul = typical
+        nul.cardFields[.name] = .single("Mei\u{0}Tanaka")
+        resign(&nul)
+        out.append(("25-malformed-nul-in-value", "malformed", "a name holding U+0000, correctly signed: no value may hold NUL",
+                    text(nul)))
         return out
     }
 
