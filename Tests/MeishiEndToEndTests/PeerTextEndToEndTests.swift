@@ -233,7 +233,7 @@ import NIOCore
         let terminal = ScriptedTerminal(recorder: recorder, interactive: true)
         let address = try SocketAddress(ipAddress: "192.0.2.7", port: 47823)
         let peer = DiscoveredPeer(announcement: Announcement(sessionID: [UInt8](repeating: 1, count: 16), port: 47823, alias: Self.evil),
-                                  host: "192.0.2.7", address: address, lastSeen: 0)
+                                  address: address, lastSeen: 0)
         #expect(terminal.choose([peer, peer]) == peer)
         let question = try #require(recorder.questions.first)
         // The question's own escape (clear the spinner's line) is meishi's; the alias's are escaped.
@@ -259,7 +259,7 @@ struct TerminalOutput: TerminalIO {
     var standardOutputIsTerminal: Bool { true }
     var standardErrorIsTerminal: Bool { true }
     var width: Int? { 80 }
-    func ask(_ question: String) -> String? { nil }
+    func ask(_ question: String, timeout: Double?) -> String? { nil }
     func readHidden(_ prompt: String) -> SecureBytes? { nil }
 }
 
