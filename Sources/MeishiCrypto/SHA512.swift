@@ -9,16 +9,7 @@ public enum SHA512 {
 
     /// The 64-byte digest of `data`.
     public static func hash<D: Collection>(_ data: D) -> [UInt8] where D.Element == UInt8 {
-        Sodium.ensureReady()
-        var out = [UInt8](repeating: 0, count: byteCount)
-        let input = Array(data)
-        let rc = input.withUnsafeBufferPointer { inp in
-            out.withUnsafeMutableBufferPointer { o in
-                crypto_hash_sha512(o.baseAddress!, inp.baseAddress, UInt64(inp.count))
-            }
-        }
-        precondition(rc == 0, "crypto_hash_sha512 failed")
-        return out
+        oneShotHash(data, count: byteCount, name: "crypto_hash_sha512", crypto_hash_sha512)
     }
 
     /// The digest of a secret, in guarded memory.
