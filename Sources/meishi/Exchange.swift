@@ -162,8 +162,8 @@ struct Exchange: MeishiCommand {
         /// Seconds left of --timeout, for questions that must not outlive it.
         let remaining: @Sendable () -> Double = { max(0, deadline.timeIntervalSince(clock())) }
         if code == Self.generateCode, let exchangeCode {
-            out.note("your code: \(exchangeCode) (read it to the other person, who runs: meishi exchange --code \(exchangeCode)"
-                     + (listen ? " --peer THIS-HOST" : peer != nil ? " --listen" : "") + ")")
+            out.note("your code: \(exchangeCode) (read it out to the other person)")
+            if !listen { out.note("on the other machine run: meishi exchange --code \(exchangeCode)" + (peer != nil ? " --listen" : "")) }
         }
         if case .discover = endpoint {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { peers in
@@ -193,7 +193,7 @@ struct Exchange: MeishiCommand {
                         let hosts = ExchangeTransport.localAddresses()
                         let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST" + (port == ExchangeTransport.defaultPort ? "" : ":\(port)")
                         if !hosts.isEmpty { out.note("this machine: \(hosts.joined(separator: ", "))") }
-                        out.note("on the other machine run: meishi exchange --peer \(example)")
+                        out.note("on the other machine run: meishi exchange --peer \(example)" + (exchangeCode.map { " --code \($0)" } ?? ""))
                     }
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
