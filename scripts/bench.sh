@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: speed on this machine, with the reference tools measured in the same run.
-# Targets are reported, never asserted.
+# Targets are reported, never asserted. `scripts/bench.sh exchange` runs only the exchange part.
 set -euo pipefail
+only=${1:-all}
 cd "$(dirname "$0")/.."
 meishi=$PWD/.build/release/meishi
 bench=$PWD/.build/release/meishi-bench
@@ -20,10 +21,11 @@ median_ms() {
 
 echo "meishi bench — $(uname -m), $(nproc) cores, libsodium $(pkg-config --modversion libsodium), sqlite $(sqlite3 --version | cut -d' ' -f1)"
 echo
+if [ "$only" = all ]; then
 echo "## Signatures (in process, release build)"
 "$bench" crypto 1.0
 echo
-echo "## CPace, ristretto255 + SHA-512 (in process, release build; not yet used by exchange)"
+echo "## CPace, ristretto255 + SHA-512 (in process, release build; used by exchange --code)"
 "$bench" cpace 1.0
 echo
 echo "## Start-up"
@@ -141,6 +143,7 @@ else
 fi
 
 echo
+fi
 echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"
 runs=7
 ehome=$out/exchange

@@ -243,7 +243,7 @@ public enum ExchangeTransport {
     }
 
     /// Connects to `host:port` and runs the exchange as the dialer. A refused connection is
-    /// retried every 50 ms until `waitFor` has passed, so both sides can be started in any order.
+    /// retried every 10 ms until `waitFor` has passed, so both sides can be started in any order.
     public static func dial(host: String, port: Int, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let address: SocketAddress
@@ -270,7 +270,7 @@ public enum ExchangeTransport {
             } catch {
                 lastError = plainWords(error)
                 guard now() < deadline else { break }
-                try? await Task.sleep(for: .milliseconds(50))
+                try? await Task.sleep(for: .milliseconds(10))
             }
         }
         guard let connection else { throw .unreachable("cannot connect to \(label): \(lastError)") }
