@@ -6,6 +6,7 @@ import PackageDescription
 //   GRDB      -> MeishiStore       (SQLite)
 //   SwiftNIO  -> MeishiProximity   (sockets)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
+//   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else)
 // MeishiCard is pure Swift: the card model, the payload format and its canonical bytes.
 // MeishiKit ties them together for the CLI; the `meishi` executable only parses and prints.
 
@@ -20,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // P-256 only, for Solidarity's cards (ES256); imported by MeishiCrypto's P256 backend alone.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: C libraries (pkg-config names as in Debian's -dev packages)
@@ -34,7 +37,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "MeishiCard"),
-        .target(name: "MeishiCrypto", dependencies: ["CSodium"]),
+        .target(name: "MeishiCrypto", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "MeishiStore",
             dependencies: [

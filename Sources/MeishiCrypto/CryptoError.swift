@@ -10,4 +10,8 @@ public enum CryptoError: Error, Equatable, Sendable {
     case keyDerivationFailed
     /// An X25519 exchange produced the all-zero secret (a low-order peer key).
     case weakSharedSecret
+    /// A signature is not in the encoding expected (P-256: strict DER or 64-byte r ‖ s).
+    case invalidSignatureEncoding
+    /// A private key is not a valid scalar for its curve (P-256: 1 … n−1).
+    case invalidPrivateKey
 }
