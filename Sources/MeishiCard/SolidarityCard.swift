@@ -55,6 +55,11 @@ public enum SolidarityError: Error, Equatable, Sendable {
 public struct SolidarityJWK: Equatable, Sendable {
     public let x: [UInt8]
     public let y: [UInt8]
+
+    public init(x: [UInt8], y: [UInt8]) {
+        self.x = x
+        self.y = y
+    }
 }
 
 /// A Solidarity didSigned card as parsed, before its signature is checked: the compact JWS
@@ -358,5 +363,64 @@ public enum SolidarityQR {
 
     static func isKeyDID(_ did: String) -> Bool {
         DIDKey.p256PublicKey(from: did) != nil || DIDKey.ed25519PublicKey(from: did) != nil
+    }
+}
+
+extension SolidarityCard {
+    /// The unsigned `header.payload` of a didSigned card, as Solidarity writes them: header
+    /// `{alg ES256, typ JWT, cty application/vc+jwt, kid <did>#keys-1}`; claims `jti`, `iss` =
+    /// `sub`, `iat` = `nbf`, and a BusinessCardCredential whose subject carries `subject_core`,
+    /// `verified_contact_claims`, `credential_meta` and the older flat members. Both segments
+    /// are JCS (RFC 8785), so the same inputs give the same bytes.
+    ///
+    /// - Parameters:
+    ///   - fields: what the card discloses, by meishi field name (`name` required).
+    ///   - issuer: the P-256 did:key; `jwk` its coordinates.
+    ///   - sameAs: identities to link (meishi's Ed25519 did:key), before any URLs.
+    public static func unsignedToken(fields: [FieldName: [String]], issuer: String, jwk: SolidarityJWK, sameAs: [String],
+                                     issuedAt: Int64, id: String) -> String {
+        precondition(fields[.name] != nil)
+        let key: JSONValue = .object([
+            "kty": .string("EC"), "crv": .string("P-256"),
+            "x": .string(Base64URL.encode(jwk.x)), "y": .string(Base64URL.encode(jwk.y)),
+        ])
+        func one(_ name: String) -> JSONValue? {
+            (try? FieldName(name)).flatMap { fields[$0]?.first }.map(JSONValue.string)
+        }
+        func all(_ name: String) -> JSONValue? {
+            (try? FieldName(name)).flatMap { fields[$0] }.map { .array($0.map(JSONValue.string)) }
+        }
+        let name = one("name")!
+        var contact: [String: JSONValue] = [:]
+        var flat: [String: JSONValue] = ["id": .string(issuer), "name": name, "publicKeyJwk": key]
+        for (member, value) in [("jobTitle", one("title")), ("worksFor", one("org")), ("email", all("email")), ("telephone", all("phone"))] {
+            guard let value else { continue }
+            contact[member] = value
+            flat[member] = value
+        }
+        if let note = one("note") { flat["summary"] = note }
+        if let address = one("address") { flat["address"] = address }
+        flat["sameAs"] = .array((sameAs + (fields[.url] ?? [])).map(JSONValue.string))
+        let updated = JSONValue.string(UTCTime.rfc3339(issuedAt))
+        flat["subject_core"] = .object(["name": name, "publicKeyJwk": key])
+        flat["verified_contact_claims"] = .object(contact)
+        flat["credential_meta"] = .object(["schemaVersion": .number(2), "updatedAt": updated])
+        let claims: JSONValue = .object([
+            "jti": .string("urn:uuid:" + id),
+            "iss": .string(issuer), "sub": .string(issuer),
+            "iat": .number(Double(issuedAt)), "nbf": .number(Double(issuedAt)),
+            "vc": .object([
+                "@context": .array([.string("https://www.w3.org/2018/credentials/v1")]),
+                "type": .array([.string("VerifiableCredential"), .string("BusinessCardCredential")]),
+                "issuer": .string(issuer),
+                "issuanceDate": updated,
+                "credentialSubject": .object(flat),
+            ]),
+        ])
+        let header: JSONValue = .object([
+            "alg": .string(algorithm), "typ": .string("JWT"), "cty": .string("application/vc+jwt"),
+            "kid": .string(issuer + "#keys-1"),
+        ])
+        return Base64URL.encode(JCS.canonicalize(header)) + "." + Base64URL.encode(JCS.canonicalize(claims))
     }
 }

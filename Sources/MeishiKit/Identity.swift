@@ -70,7 +70,8 @@ public struct IdentityStore: Sendable {
                                     status: .failure)
             }
             let suffix = ".bak-\(Int64(now.timeIntervalSince1970))"
-            for p in [home.secretKeyPath, home.publicIdentityPath] where SecureFile.exists(p) {
+            // The Solidarity key belongs to the identity (it is bound to its DID): it goes with it.
+            for p in [home.secretKeyPath, home.publicIdentityPath, home.solidarityKeyPath] where SecureFile.exists(p) {
                 guard !SecureFile.exists(p + suffix), rename(p, p + suffix) == 0 else {
                     throw MeishiFailure("cannot back up \(p): \(String(cString: strerror(errno)))")
                 }

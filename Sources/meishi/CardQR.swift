@@ -18,6 +18,9 @@ struct CardQR: ParsableCommand {
             The QR holds the signed card in its compact text form (MEISHI1: + Base45, see \
             docs/PROTOCOL.md), which 'meishi scan' and 'meishi verify' check. With --vcard it holds an \
             unsigned vCard 4.0 that any phone camera imports; meishi stores such scans as 'unsigned'. \
+            With --solidarity it holds a card the Solidarity app verifies and imports: a compact JWS \
+            (ES256) signed by a P-256 key the identity gains on first use (kept in solidarity.key, \
+            protected like identity.key), naming your meishi DID in sameAs. \
             The format follows -o's extension (.png, .svg, .txt), else it is terminal.
             """)
 
@@ -35,8 +38,8 @@ struct CardQR: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"))
     var output: String?
 
-    @Option(help: "Error correction level: L, M, Q or H.")
-    var ecc: QRErrorCorrection = .M
+    @Option(help: "Error correction level: L, M, Q or H (default M; L with --solidarity).")
+    var ecc: QRErrorCorrection?
 
     @Option(help: "Pixels (PNG) or units (SVG) per module.")
     var scale: Int = 8
@@ -44,11 +47,15 @@ struct CardQR: ParsableCommand {
     @Flag(help: "Encode an unsigned vCard 4.0 instead of the signed card.")
     var vcard = false
 
+    @Flag(help: "Encode a card for the Solidarity app (ES256 JWS) instead of the meishi card.")
+    var solidarity = false
+
     @Flag(help: "Terminal: light modules on dark instead of dark on light.")
     var invert = false
 
     func validate() throws {
         guard (1...64).contains(scale) else { throw ValidationError("--scale must be between 1 and 64") }
+        guard !(vcard && solidarity) else { throw ValidationError("choose one of --vcard and --solidarity") }
     }
 
     var resolvedFormat: QRFormat {
@@ -69,8 +76,12 @@ struct CardQR: ParsableCommand {
                                 status: .usage)
         }
         let card = try ctx.cards.loadCard()
-        let (text, mode) = try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: ctx.home,
-                                                 passphrases: ctx.passphrases, now: ctx.now)
+        let (text, mode) = solidarity
+            ? (try SolidarityService.issue(card: card, level: level, only: fields?.names, home: ctx.home, passphrases: ctx.passphrases,
+                                           now: ctx.now), .utf8)
+            : try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: ctx.home,
+                                    passphrases: ctx.passphrases, now: ctx.now)
+        let ecc = ecc ?? (solidarity ? .L : .M)
         if format == .text {
             try Output.write(Array(text.utf8) + [0x0A], to: output)
             return
@@ -78,15 +89,32 @@ struct CardQR: ParsableCommand {
         let matrix = try QRService.matrix(text, mode: mode, correction: ecc)
         let bytes: [UInt8]
         switch format {
-        case .terminal: bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
+        case .terminal:
+            if solidarity { try Self.checkFits(matrix, output: output) }
+            bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
             do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiFailure(error) }
         case .text: return
         }
         try Output.write(bytes, to: output)
-        let what = vcard ? "unsigned vCard" : "signed card"
+        let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         Output.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
+    }
+}
+
+extension CardQR {
+    /// A Solidarity card is dense (about version 25): printed on a terminal narrower than the
+    /// code, it would wrap and not scan, so that is refused with the way out.
+    static func checkFits(_ matrix: QRMatrix, output: String?) throws {
+        guard output == nil || output == "-", isatty(STDOUT_FILENO) == 1 else { return }
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return }
+        let needed = QRRender.terminalColumns(matrix)
+        guard needed > Int(size.ws_col) || (needed + 1) / 2 > Int(size.ws_row) else { return }
+        throw MeishiFailure("the Solidarity QR (version \(matrix.version)) needs \(needed)x\((needed + 1) / 2) characters; "
+                            + "this terminal has \(size.ws_col)x\(size.ws_row)",
+                            hint: "write it to a file with -o card.png or -o card.svg, or enlarge the terminal", status: .usage)
     }
 }
