@@ -100,12 +100,12 @@ public struct SolidarityCard: Equatable, Sendable {
 
     public var name: String? { fields["name"]?.first }
 
-    /// True when `text` has the shape of a compact JWS (three base64url segments, a JSON
-    /// header), so a scanner can tell "a Solidarity card, perhaps broken" from other text.
+    /// True when `text` has the shape of a compact JWS (`eyJ…`, three segments, no spaces), so a
+    /// scanner can tell "a Solidarity card, perhaps broken" from other text.
     public static func looksLikeJWS(_ text: String) -> Bool {
-        guard text.hasPrefix("eyJ"), text.utf8.count <= maximumTextBytes else { return false }
-        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        return parts.count == 3 && text.utf8.allSatisfy { isBase64URL($0) || $0 == UInt8(ascii: ".") }
+        // Lenient on purpose: a broken card should be reported as one, not as "not a card".
+        text.hasPrefix("eyJ") && text.utf8.filter { $0 == UInt8(ascii: ".") }.count >= 2
+            && !text.unicodeScalars.contains { $0.properties.isWhitespace }
     }
 
     static func isBase64URL(_ c: UInt8) -> Bool {
@@ -121,22 +121,22 @@ public struct SolidarityCard: Equatable, Sendable {
         guard bytes.count <= maximumTextBytes else { throw .tooLarge(bytes: bytes.count) }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("a compact JWS has three segments, not \(parts.count)") }
-        guard !parts.contains(where: \.isEmpty) else { throw .malformed("an empty JWS segment") }
         func decode(_ segment: ArraySlice<UInt8>, _ what: String) throws(SolidarityError) -> [UInt8] {
+            guard !segment.isEmpty else { throw .malformed("the \(what) is empty") }
             guard segment.allSatisfy(isBase64URL), let b = Base64URL.decode(String(decoding: segment, as: UTF8.self)) else {
                 throw .malformed("the \(what) is not base64url without padding")
             }
             return b
         }
-        let headerBytes = try decode(parts[0], "header")
-        let payloadBytes = try decode(parts[1], "payload")
-        let signature = try decode(parts[2], "signature")
-        guard signature.count <= 72 else { throw .malformed("the signature is \(signature.count) bytes") }
-
-        let header = try json(headerBytes, "header")
+        // The header decides whether anything else is worth reading: `alg` first, so a card
+        // with `alg: none` (and so no signature) is named for what it is.
+        let header = try json(try decode(parts[0], "header"), "header")
         guard case .string(let alg)? = header["alg"] else { throw .malformed("the header has no \"alg\"") }
         guard alg == algorithm else { throw .unsupportedAlgorithm("\"\(TerminalText.sanitized(String(alg.prefix(32))))\"") }
         if header["crit"] != nil { throw .unsupportedAlgorithm("ES256 with critical extensions (\"crit\")") }
+        let payloadBytes = try decode(parts[1], "payload")
+        let signature = try decode(parts[2], "signature")
+        guard signature.count <= 72 else { throw .malformed("the signature is \(signature.count) bytes") }
 
         let claims = try json(payloadBytes, "payload")
         guard case .string(let issuer)? = claims["iss"] else { throw .malformed("no \"iss\"") }
