@@ -10,7 +10,8 @@ public enum SolidarityError: Error, Equatable, Sendable {
     case tooLarge(bytes: Int)
     /// Not a well-formed card: segments, base64url, JSON, member types or limits.
     case malformed(String)
-    /// The header's `alg` is not exactly `ES256` (`none` included), or it names `crit` extensions.
+    /// The header's `alg` is not exactly `ES256` (`none` included), or it names `crit`
+    /// extensions; the text says which, made safe for a terminal.
     case unsupportedAlgorithm(String)
     /// The embedded JWK, `kid` or `sub` does not name the key of `iss`.
     case keyMismatch(String)
@@ -41,7 +42,7 @@ public enum SolidarityError: Error, Equatable, Sendable {
         switch self {
         case .tooLarge(let n): "Solidarity card is \(n) bytes, more than the \(SolidarityCard.maximumTextBytes)-byte limit"
         case .malformed(let why): "malformed Solidarity card: \(why)"
-        case .unsupportedAlgorithm(let alg): "Solidarity card uses algorithm \(alg); only ES256 is accepted"
+        case .unsupportedAlgorithm(let what): "Solidarity card uses \(what); only plain ES256 is accepted"
         case .keyMismatch(let why): "Solidarity card key mismatch: \(why)"
         case .badSignature: "Solidarity card has a bad signature"
         case .notYetValid(let s): "Solidarity card is not valid for another \(s) seconds (nbf)"
@@ -132,8 +133,8 @@ public struct SolidarityCard: Equatable, Sendable {
         // with `alg: none` (and so no signature) is named for what it is.
         let header = try json(try decode(parts[0], "header"), "header")
         guard case .string(let alg)? = header["alg"] else { throw .malformed("the header has no \"alg\"") }
-        guard alg == algorithm else { throw .unsupportedAlgorithm("\"\(TerminalText.sanitized(String(alg.prefix(32))))\"") }
-        if header["crit"] != nil { throw .unsupportedAlgorithm("ES256 with critical extensions (\"crit\")") }
+        guard alg == algorithm else { throw .unsupportedAlgorithm("algorithm \"\(TerminalText.sanitized(String(alg.prefix(32))))\"") }
+        if header["crit"] != nil { throw .unsupportedAlgorithm("critical header extensions (crit)") }
         let payloadBytes = try decode(parts[1], "payload")
         let signature = try decode(parts[2], "signature")
         guard signature.count <= 72 else { throw .malformed("the signature is \(signature.count) bytes") }
