@@ -74,6 +74,26 @@ import MeishiQR
         #expect(raw.unicodeScalars.contains("\u{1B}") && raw.unicodeScalars.contains("\u{202E}"))
     }
 
+    static var photoToolsPresent: Bool { qrencode != nil && CLI.venvPython(importing: "PIL, numpy") != nil }
+
+    /// The "done when": a photo of a Solidarity card QR (rotated, in perspective, blurred,
+    /// unevenly lit, noisy JPEG; tools/photograph.py) stores a verified contact.
+    @Test(.enabled(if: photoToolsPresent, "skipped: needs qrencode and .venv with pillow and numpy (make test installs them)"))
+    func photoOfASolidarityCardStoresAVerifiedContact() throws {
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let dir = (ken.home as NSString).deletingLastPathComponent
+        let valid = try #require(try Self.pngs(in: dir).first { $0.name.hasPrefix("01-") })
+        let photo = dir + "/photo.jpg"
+        let (rc, out) = try InteropTests.run(CLI.venvPython(importing: "PIL, numpy")!,
+                                             [Fixtures.root.appendingPathComponent("tools/photograph.py").path, valid.png, photo])
+        try #require(rc == 0, "\(out)")
+        let r = try ken("scan", photo)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("added Aiko Watanabe as #1 (signed) did:key:zDn"))
+        let list = try ken("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+        #expect(list?.first?["source"] as? String == "solidarity")
+    }
+
     /// meishi → meishi: a --solidarity QR from one home is verified and stored by another; a
     /// changed Solidarity key for a stored person is flagged as a possible impersonation.
     @Test func meishiReadsItsOwnSolidarityCardAndFlagsAKeyChange() throws {
