@@ -105,7 +105,7 @@ struct CardQR: ParsableCommand {
 }
 
 extension CardQR {
-    /// A Solidarity card is dense (about version 25): printed on a terminal narrower than the
+    /// A Solidarity card is dense (QR version 30 or more): printed on a terminal smaller than the
     /// code, it would wrap and not scan, so that is refused with the way out.
     static func checkFits(_ matrix: QRMatrix, output: String?) throws {
         guard output == nil || output == "-", isatty(STDOUT_FILENO) == 1 else { return }
