@@ -65,6 +65,7 @@ public enum SolidarityService {
     /// identity's P-256 key (made on first use) with the meishi did:key in `sameAs`.
     public static func issue(card: Card, level: DisclosureLevel, only: Set<FieldName>?, home: Home,
                              passphrases: PassphraseSource, now: Date, id: String = SecureRandom.uuidV4()) throws(MeishiFailure) -> String {
+        let identity = try IdentityStore(home: home).loadPublic()
         let disclosed = card.disclosed(at: level, only: only)
         guard disclosed[.name] != nil else {
             if card.fields[.name] == nil {
@@ -73,7 +74,6 @@ public enum SolidarityService {
             throw MeishiFailure("your name is not shared at level \(level.rawValue)",
                                 hint: "share at a higher --level, or: meishi card set name NAME --level public", status: .dataError)
         }
-        let identity = try IdentityStore(home: home).loadPublic()
         let key = try SolidarityKeyStore(home: home).loadOrCreate(for: identity, passphrases: passphrases)
         let did = DIDKey.did(forP256: key.publicKey.compressedRepresentation)
         let unsigned = SolidarityCard.unsignedToken(fields: disclosed, issuer: did,
