@@ -84,8 +84,8 @@ public enum SolidarityService {
 }
 
 extension MeishiFailure {
-    /// A Solidarity card that did not verify.
+    /// A Solidarity card that did not verify; peer text in the reason is escaped for a terminal.
     public init(_ e: SolidarityError) {
-        self.init(e.reason, status: .dataError)
+        self.init(TerminalText.sanitized(e.reason), status: .dataError)
     }
 }

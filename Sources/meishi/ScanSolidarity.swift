@@ -41,7 +41,8 @@ extension Scan {
         case .notYetValid, .fromTheFuture: "check this computer's clock"
         default: nil
         }
-        throw MeishiFailure("\(file): \(Output.safe(e.reason))", hint: hint, status: .dataError)
+        let failure = MeishiFailure(e)
+        throw MeishiFailure("\(file): \(failure.message)", hint: hint, status: failure.status)
     }
 
     func handleUnsupported(_ kind: SolidarityQR.Unsupported, file: String, into obj: inout [String: JSONValue]) throws {

@@ -200,6 +200,23 @@ import MeishiQR
         #expect((try ken("contacts", "list", "--json").json["contacts"] as? [Any])?.count == 2)
     }
 
+    /// A hostile member name reaches the error message (duplicate member) escaped, never raw.
+    @Test func hostileTextInAnErrorIsEscaped() throws {
+        let ken = CLI()
+        let dir = (ken.home as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let header = Base64URL.encode(Array(#"{"alg":"ES256","typ":"JWT"}"#.utf8))
+        let payload = Base64URL.encode(Array(#"{"\u001b]0;owned\u0007":1,"\u001b]0;owned\u0007":2}"#.utf8))
+        let text = header + "." + payload + "." + Base64URL.encode([UInt8](repeating: 7, count: 64))
+        let path = dir + "/hostile.png"
+        try Data(try QRRender.png(try QREncoder.encode(text, mode: .utf8, correction: .L), scale: 4)).write(to: URL(fileURLWithPath: path))
+        let r = try ken("scan", path)
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("duplicate member name"), "\(r.stderr)")
+        #expect(!r.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" })
+        #expect(r.stderr.contains("\\u{1B}]0;owned\\u{7}"))
+    }
+
     static var checkerPresent: Bool {
         CLI.venvPython(importing: "cryptography, base58") != nil && InteropTests.which("zbarimg") != nil
     }
