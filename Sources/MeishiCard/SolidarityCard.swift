@@ -101,7 +101,7 @@ public struct SolidarityCard: Equatable, Sendable {
 
     public var name: String? { fields["name"]?.first }
 
-    /// True when `text` has the shape of a compact JWS (`eyJ…`, three segments, no spaces), so a
+    /// True when `text` looks like a compact JWS (`eyJ…`, at least two dots, no spaces), so a
     /// scanner can tell "a Solidarity card, perhaps broken" from other text.
     public static func looksLikeJWS(_ text: String) -> Bool {
         // Lenient on purpose: a broken card should be reported as one, not as "not a card".
@@ -113,10 +113,11 @@ public struct SolidarityCard: Equatable, Sendable {
         (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c) || c == 0x2D || c == 0x5F
     }
 
-    /// Parses a compact JWS and checks everything but the signature and the clock: segments,
-    /// base64url, strict JSON (no duplicate members), `alg` exactly ES256 and no `crit`, `iss`
-    /// a P-256 did:key, `sub` and `kid` naming it, integer times, a business-card credential
-    /// with at least one P-256 JWK.
+    /// Parses a compact JWS and checks everything but the signature and the clock, in the order
+    /// of docs/PROTOCOL.md 6.2: segments, base64url and a strict JSON header; `alg` exactly ES256
+    /// and no `crit`; a strict JSON payload with `iss` a P-256 did:key, integer times and a named
+    /// business-card credential; then `sub`, `kid` and at least one embedded P-256 JWK naming
+    /// `iss` (that each JWK is the same point is for the verifier, which has the curve).
     public static func parse(_ text: String) throws(SolidarityError) -> SolidarityCard {
         let bytes = Array(text.utf8)
         guard bytes.count <= maximumTextBytes else { throw .tooLarge(bytes: bytes.count) }
@@ -142,12 +143,6 @@ public struct SolidarityCard: Equatable, Sendable {
         let claims = try json(payloadBytes, "payload")
         guard case .string(let issuer)? = claims["iss"] else { throw .malformed("no \"iss\"") }
         guard let issuerKey = DIDKey.p256PublicKey(from: issuer) else { throw .malformed("\"iss\" is not a P-256 did:key") }
-        if let sub = claims["sub"], sub != .string(issuer) { throw .keyMismatch("\"sub\" is not the issuer") }
-        if let kid = header["kid"] {
-            guard case .string(let k) = kid, k.split(separator: "#", maxSplits: 1).first.map(String.init) == issuer else {
-                throw .keyMismatch("the header's \"kid\" does not name the issuer")
-            }
-        }
         func seconds(_ key: String) throws(SolidarityError) -> Int64? {
             guard let v = claims[key] else { return nil }
             guard case .number(let d) = v, d >= 0, d <= maximumSeconds, d.rounded(.towardZero) == d else {
@@ -173,6 +168,17 @@ public struct SolidarityCard: Equatable, Sendable {
             throw .malformed("no \"credentialSubject\"")
         }
         let core = subject["subject_core"], contact = subject["verified_contact_claims"]
+        var mapper = FieldMapper()
+        mapper.add("name", core?["name"], subject["name"])
+        guard mapper.fields["name"] != nil else { throw .malformed("the card has no name") }
+
+        // The shape is sound; now every name for the key must be the key of `iss`.
+        if let sub = claims["sub"], sub != .string(issuer) { throw .keyMismatch("\"sub\" is not the issuer") }
+        if let kid = header["kid"] {
+            guard case .string(let k) = kid, k.split(separator: "#", maxSplits: 1).first.map(String.init) == issuer else {
+                throw .keyMismatch("the header's \"kid\" does not name the issuer")
+            }
+        }
         var keys: [SolidarityJWK] = []
         for holder in [core, subject] {
             guard let jwk = holder?["publicKeyJwk"] else { continue }
@@ -180,9 +186,6 @@ public struct SolidarityCard: Equatable, Sendable {
         }
         guard !keys.isEmpty else { throw .keyMismatch("the credential embeds no publicKeyJwk") }
 
-        var mapper = FieldMapper()
-        mapper.add("name", core?["name"], subject["name"])
-        guard mapper.fields["name"] != nil else { throw .malformed("the card has no name") }
         mapper.add("title", contact?["jobTitle"], subject["jobTitle"])
         mapper.add("org", contact?["worksFor"], subject["worksFor"])
         mapper.add("email", contact?["email"], subject["email"])
