@@ -155,6 +155,25 @@ import MeishiQR
         #expect(key.contains("argon2id-xchacha20poly1305"))
     }
 
+    /// On a terminal the dense code is printed only when it fits (`script` gives the binary a
+    /// pseudo-terminal of the size `stty` sets).
+    @Test(.enabled(if: InteropTests.which("script") != nil, "skipped: needs script(1) from util-linux for a pseudo-terminal"))
+    func terminalQROnlyWhenItFits() throws {
+        let mei = try QRCommandTests.typicalCLI()
+        func onTerminal(cols: Int, rows: Int) throws -> (Int32, String) {
+            let command = "stty cols \(cols) rows \(rows); MEISHI_HOME='\(mei.home)' '\(CLI.binary)' card qr --solidarity"
+            return try InteropTests.run(InteropTests.which("script")!, ["-qec", command, "/dev/null"])
+        }
+        let (small, refused) = try onTerminal(cols: 100, rows: 40)
+        #expect(small == 64, "\(refused)")
+        #expect(refused.contains("meishi: error: the Solidarity QR (version "))
+        #expect(refused.contains("this terminal has 100x40"))
+        #expect(refused.contains("meishi: hint: write it to a file with -o card.png"))
+        let (large, printed) = try onTerminal(cols: 220, rows: 120)
+        #expect(large == 0, "\(printed)")
+        #expect(printed.contains("▀") && printed.contains("Solidarity card at level professional"))
+    }
+
     /// The unsigned Solidarity kinds import like a vCard; the unreadable ones are named (exit 65).
     @Test func unsignedAndUnsupportedKinds() throws {
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
