@@ -6,6 +6,7 @@ import PackageDescription
 //   GRDB      -> MeishiStore       (SQLite)
 //   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
+//   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
 // MeishiCard (on MeishiCrypto) owns the card model, the payload format, its canonical bytes and
 // its proof: it signs payloads and is the only maker of a VerifiedCard. MeishiKit composes the
 // libraries into services and throws facts (MeishiError); the `meishi` executable parses,
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // P-256 only, for Solidarity's cards (ES256); imported by MeishiCrypto's P256 backend alone.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // MARK: C libraries (pkg-config names as in Debian's -dev packages)
@@ -36,7 +39,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "MeishiCard", dependencies: ["MeishiCrypto"]),
-        .target(name: "MeishiCrypto", dependencies: ["CSodium"]),
+        .target(name: "MeishiCrypto", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "MeishiStore",
             dependencies: [
