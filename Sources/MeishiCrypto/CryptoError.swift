@@ -21,6 +21,10 @@ public enum CryptoError: Error, Equatable, Sendable {
     case reflectedMessage
     /// The peer's PAKE key confirmation did not match: a different password, or a tampered exchange.
     case confirmationFailed
+    /// A signature is not in the encoding expected (P-256: strict DER or 64-byte r ‖ s).
+    case invalidSignatureEncoding
+    /// A private key is not a valid scalar for its curve (P-256: 1 … n−1).
+    case invalidPrivateKey
 }
 
 extension CryptoError {

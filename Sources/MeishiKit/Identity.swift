@@ -63,7 +63,8 @@ public struct IdentityStore: Sendable {
         if exists {
             guard force else { throw .identityExists(home: home.path) }
             let suffix = ".bak-\(now)"
-            for p in [home.secretKeyPath, home.publicIdentityPath] where SecureFile.exists(p) {
+            // The Solidarity key belongs to the identity (it is bound to its DID): it goes with it.
+            for p in [home.secretKeyPath, home.publicIdentityPath, home.solidarityKeyPath] where SecureFile.exists(p) {
                 if SecureFile.exists(p + suffix) { throw .cannotBackUp(path: p, reason: "\(p + suffix) already exists") }
                 guard rename(p, p + suffix) == 0 else { throw .cannotBackUp(path: p, reason: SecureFile.lastError()) }
             }
@@ -75,33 +76,9 @@ public struct IdentityStore: Sendable {
             "format": .string(Self.format),
             "did": .string(identity.did),
         ]
-        var secretText: String
-        if let passphrase {
-            let sealed: PassphraseProtection.Sealed
-            do {
-                sealed = try PassphraseProtection.seal(secret, passphrase: passphrase, associatedData: associatedData(did: identity.did),
-                                                       limits: limits)
-            } catch {
-                throw .cannotEncrypt(error)
-            }
-            members["protection"] = .string("argon2id-xchacha20poly1305")
-            members["opslimit"] = .number(Double(sealed.limits.operations))
-            members["memlimit"] = .number(Double(sealed.limits.memoryBytes))
-            members["salt"] = .string(Base64URL.encode(sealed.salt))
-            members["nonce"] = .string(Base64URL.encode(sealed.nonce))
-            secretText = Base64URL.encode(sealed.ciphertext)
-        } else {
-            members["protection"] = .string("none")
-            secretText = secret.withUnsafeBytes { Base64URL.encode($0) }
-        }
-        members["secret"] = .string(secretText)
-        var keyFile = JCS.canonicalize(.object(members)) + [0x0A]
-        members = [:]
-        defer {
-            wipe(&keyFile)
-            wipe(&secretText)
-        }
-        try SecureFile.create(keyFile, at: home.secretKeyPath)
+        try KeyFile.addSecret(secret, to: &members, passphrase: passphrase, associatedData: associatedData(did: identity.did),
+                              limits: limits)
+        try KeyFile.create(&members, at: home.secretKeyPath)
         let pub: [String: JSONValue] = [
             "format": .string(Self.format),
             "did": .string(identity.did),
@@ -137,15 +114,12 @@ public struct IdentityStore: Sendable {
         var bytes = try readKeyFile()
         defer { wipe(&bytes) }
         guard let json = try? StrictJSONParser.parse(bytes), json["format"] == .string(Self.format) else { throw damaged() }
-        return json["protection"] != .string("none")
+        return KeyFile.isEncrypted(json)
     }
 
     /// The key file's bytes; refuses a file readable by group or others, like ssh.
     private func readKeyFile() throws(MeishiError) -> [UInt8] {
-        let path = home.secretKeyPath
-        guard let mode = SecureFile.mode(of: path) else { throw .noIdentity(home: home.path) }
-        guard mode & 0o077 == 0 else { throw .keyExposed(path: path, mode: UInt32(mode)) }
-        return try SecureFile.read(path, limit: 4096)
+        try KeyFile.read(home.secretKeyPath, missing: .noIdentity(home: home.path))
     }
 
     private func damaged() -> MeishiError { .identityDamaged(path: home.secretKeyPath) }
@@ -156,38 +130,9 @@ public struct IdentityStore: Sendable {
         var file = try readKeyFile()
         defer { wipe(&file) }
         guard var json = try? StrictJSONParser.parse(file), json["format"] == .string(Self.format),
-              case .string(let did)? = json["did"], case .string(var secretText)? = json["secret"] else { throw damaged() }
-        let protection = json["protection"]
-        let limitsAndNonce = (json["opslimit"], json["memlimit"], json["salt"], json["nonce"])
-        json = .null
-        var secretBytes = Base64URL.decode(secretText) ?? []
-        wipe(&secretText)
-        defer { wipe(&secretBytes) }
-        guard !secretBytes.isEmpty else { throw damaged() }
-        let secret: SecureBytes
-        switch protection {
-        case .string("none")?:
-            secret = SecureBytes(copying: secretBytes)
-        case .string("argon2id-xchacha20poly1305")?:
-            guard case (.number(let ops)?, .number(let mem)?, .string(let saltText)?, .string(let nonceText)?) = limitsAndNonce,
-                  let salt = Base64URL.decode(saltText), let nonce = Base64URL.decode(nonceText),
-                  ops >= 1, mem >= 1, ops <= Double(UInt32.max), mem <= Double(Int64(1) << 40) else { throw damaged() }
-            let limits = PassphraseProtection.Limits(operations: UInt64(ops), memoryBytes: Int(mem))
-            guard limits.isAcceptable else {
-                throw .keyLimitsTooHigh(path: home.secretKeyPath, operations: limits.operations, memoryBytes: limits.memoryBytes)
-            }
-            guard let passphrase = passphrases.passphrase(forKeyAt: home.secretKeyPath) else { throw .passphraseNeeded }
-            let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: secretBytes)
-            do {
-                secret = try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData(did: did))
-            } catch .authenticationFailed {
-                throw .wrongPassphrase(path: home.secretKeyPath)
-            } catch {
-                throw .cannotDecrypt(path: home.secretKeyPath, error)
-            }
-        default:
-            throw damaged()
-        }
+              case .string(let did)? = json["did"] else { throw damaged() }
+        let secret = try KeyFile.openSecret(&json, path: home.secretKeyPath, passphrases: passphrases,
+                                            associatedData: associatedData(did: did), damaged: damaged())
         guard secret.count == Self.secretByteCount,
               let sign = try? Ed25519.SigningKey(seed: secret.subrange(0..<Ed25519.SigningKey.seedByteCount)),
               let box = try? X25519.SecretKey(rawRepresentation: secret.subrange(Ed25519.SigningKey.seedByteCount..<Self.secretByteCount))

@@ -21,7 +21,7 @@ public enum MeishiError: Error, Sendable {
     // The identity
     case noIdentity(home: String)
     case identityExists(home: String)
-    /// `identity.key` or `identity.json` is not a meishi identity file (or is inconsistent).
+    /// `identity.key`, `identity.json` or `solidarity.key` is not a meishi identity file (or is inconsistent).
     case identityDamaged(path: String)
     /// The secret key file is readable by group or others.
     case keyExposed(path: String, mode: UInt32)
@@ -34,6 +34,8 @@ public enum MeishiError: Error, Sendable {
     case cannotDecrypt(path: String, CryptoError)
     case cannotEncrypt(CryptoError)
     case cannotBackUp(path: String, reason: String)
+    /// `solidarity.key` was made for another identity (`owner`, its DID).
+    case solidarityKeyOfOtherIdentity(path: String, owner: String)
 
     // The user's card
     case cardFileDamaged(path: String, reason: String)
@@ -41,10 +43,14 @@ public enum MeishiError: Error, Sendable {
     case shareTooLarge(bytes: Int)
     /// A card being stored is the user's own.
     case ownCard
+    /// A Solidarity card being stored was issued by the user's own Solidarity key.
+    case ownSolidarityCard
 
     // The layers below
     case card(CardError)
     case payload(PayloadError)
+    /// A Solidarity card that did not verify.
+    case solidarity(SolidarityError)
     case store(StoreError)
     case qr(QRError)
     case exchange(ExchangeFailure)

@@ -9,6 +9,11 @@ public enum ScannedContent: Sendable {
     case card(VerifiedCard)
     case invalidCard(PayloadError)
     case contact(ImportedContact)
+    /// A Solidarity didSigned card that verified, or why it did not.
+    case solidarityCard(VerifiedSolidarityCard)
+    case invalidSolidarityCard(SolidarityError)
+    /// A Solidarity kind meishi names but cannot read.
+    case unsupported(SolidarityQR.Unsupported)
     case other
 }
 
@@ -22,7 +27,9 @@ public struct ScannedCode: Sendable {
     public var kind: String {
         switch content {
         case .card, .invalidCard: "meishi-card"
-        case .contact(let c): c.format.hasPrefix("MECARD") ? "mecard" : "vcard"
+        case .contact(let c): c.format.hasPrefix("MECARD") ? "mecard" : c.format.hasPrefix("vCard") ? "vcard" : "solidarity-unsigned"
+        case .solidarityCard, .invalidSolidarityCard: "solidarity-card"
+        case .unsupported(let u): u.rawValue
         case .other: "text"
         }
     }
@@ -67,12 +74,17 @@ public enum QRService {
         if trimmed.hasPrefix("MEISHI") || (trimmed.hasPrefix("{") && trimmed.contains("\"payloadSignature\"")) {
             do { return .card(try verifier.verify(Array(trimmed.utf8))) } catch { return .invalidCard(error) }
         }
+        if SolidarityCard.looksLikeJWS(trimmed) {
+            do { return .solidarityCard(try verifier.verify(solidarity: trimmed)) } catch { return .invalidSolidarityCard(error) }
+        }
+        if let u = SolidarityQR.unsupported(trimmed) { return .unsupported(u) }
+        if let c = SolidarityQR.plaintextEnvelope(trimmed) ?? SolidarityQR.contactLink(trimmed) { return .contact(c) }
         if let v = VCard.parse(text) { return .contact(v) }
         if let m = VCard.parseMECARD(trimmed) { return .contact(m) }
         return .other
     }
 
-    /// Stores an unsigned contact (vCard or MECARD). Its key is `unsigned:` followed by the DID it
+    /// Stores an unsigned contact (vCard, MECARD, Solidarity plaintext envelope or link). Its key is `unsigned:` followed by the DID it
     /// claims, or by a hash of its name and first email or phone: an unsigned card never lands
     /// on a verified DID.
     public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {

@@ -18,6 +18,9 @@ struct CardQR: MeishiCommand {
             The QR holds the signed card in its compact text form (MEISHI1: + Base45, see \
             docs/PROTOCOL.md), which 'meishi scan' and 'meishi verify' check. With --vcard it holds an \
             unsigned vCard 4.0 that any phone camera imports; meishi stores such scans as 'unsigned'. \
+            With --solidarity it holds a card the Solidarity app verifies and imports: a compact JWS \
+            (ES256) signed by a P-256 key the identity gains on first use (kept in solidarity.key, \
+            protected like identity.key), naming your meishi DID in sameAs. \
             The format follows -o's extension (.png, .svg, .txt), else it is terminal.
             """)
 
@@ -35,8 +38,8 @@ struct CardQR: MeishiCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"))
     var output: String?
 
-    @Option(help: "Error correction level: L, M, Q or H.")
-    var ecc: QRErrorCorrection = .M
+    @Option(help: "Error correction level: L, M, Q or H (default M; L with --solidarity).")
+    var ecc: QRErrorCorrection?
 
     @Option(help: "Pixels (PNG) or units (SVG) per module.")
     var scale: Int = 8
@@ -44,11 +47,15 @@ struct CardQR: MeishiCommand {
     @Flag(help: "Encode an unsigned vCard 4.0 instead of the signed card.")
     var vcard = false
 
+    @Flag(help: "Encode a card for the Solidarity app (ES256 JWS) instead of the meishi card.")
+    var solidarity = false
+
     @Flag(help: "Terminal: light modules on dark instead of dark on light.")
     var invert = false
 
     func validate() throws {
         guard (1...64).contains(scale) else { throw ValidationError("--scale must be between 1 and 64") }
+        guard !(vcard && solidarity) else { throw ValidationError("choose one of --vcard and --solidarity") }
     }
 
     var resolvedFormat: QRFormat {
@@ -69,8 +76,12 @@ struct CardQR: MeishiCommand {
                                 status: .usage)
         }
         let card = try session.cards.loadCard()
-        let (text, mode) = try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: session.home,
-                                                 passphrases: ctx.passphrases, now: ctx.unixNow)
+        let (text, mode) = solidarity
+            ? (try SolidarityService.issue(card: card, level: level, only: fields?.names, home: session.home,
+                                           passphrases: ctx.passphrases, now: ctx.unixNow), .utf8)
+            : try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: session.home,
+                                    passphrases: ctx.passphrases, now: ctx.unixNow)
+        let ecc = ecc ?? (solidarity ? .L : .M)
         if format == .text {
             try FileOutput.write(Array(text.utf8) + [0x0A], to: output, console: ctx.out)
             return
@@ -78,15 +89,31 @@ struct CardQR: MeishiCommand {
         let matrix = try QRService.matrix(text, mode: mode, correction: ecc)
         let bytes: [UInt8]
         switch format {
-        case .terminal: bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
+        case .terminal:
+            if solidarity { try Self.checkFits(matrix, output: output, terminal: ctx.terminal) }
+            bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
             do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiError.qr(error) }
         case .text: return
         }
         try FileOutput.write(bytes, to: output, console: ctx.out)
-        let what = vcard ? "unsigned vCard" : "signed card"
+        let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         ctx.out.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
+    }
+}
+
+extension CardQR {
+    /// A Solidarity card is dense (QR version 30 or more): printed on a terminal smaller than the
+    /// code, it would wrap and not scan, so that is refused with the way out.
+    static func checkFits(_ matrix: QRMatrix, output: String?, terminal: TerminalIO) throws {
+        guard output == nil || output == "-", terminal.standardOutputIsTerminal, let columns = terminal.width else { return }
+        let needed = QRRender.terminalColumns(matrix)
+        let rows = terminal.height
+        guard needed > columns || rows.map({ (needed + 1) / 2 > $0 }) == true else { return }
+        throw MeishiFailure("the Solidarity QR (version \(matrix.version)) needs \(needed)x\((needed + 1) / 2) characters; "
+                            + "this terminal has \(columns)x\(rows.map(String.init) ?? "?")",
+                            hint: "write it to a file with -o card.png or -o card.svg, or enlarge the terminal", status: .usage)
     }
 }

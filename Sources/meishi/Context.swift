@@ -19,6 +19,8 @@ protocol TerminalIO: Sendable {
     var standardErrorIsTerminal: Bool { get }
     /// Columns, when known.
     var width: Int? { get }
+    /// Rows, when known.
+    var height: Int? { get }
     /// Shows `question` and returns the line typed (without its newline); nil with no terminal,
     /// or when `timeout` seconds pass first.
     func ask(_ question: String, timeout: Double?) -> String?

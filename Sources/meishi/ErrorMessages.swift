@@ -48,14 +48,19 @@ extension MeishiFailure {
         case .cannotDecrypt(let path, let why): self.init("cannot decrypt \(path): \(why)", status: .permission)
         case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
         case .cannotBackUp(let path, let reason): self.init("cannot back up \(path): \(reason)", status: .failure)
+        case .solidarityKeyOfOtherIdentity(let path, let owner):
+            self.init("\(path) belongs to another identity (\(TerminalText.sanitized(owner)))",
+                      hint: "move it away; a new Solidarity key is made on next use", status: .dataError)
         case .cardFileDamaged(let path, let reason):
             self.init("\(path) is damaged: \(reason)", hint: "fix or remove the file", status: .dataError)
         case .shareTooLarge(let bytes):
             self.init("the signed card would be \(bytes) bytes, over the \(ProximityPayload.maximumEncodedSize)-byte limit",
                       hint: "share fewer fields with --fields or a lower --level", status: .dataError)
         case .ownCard: self.init("that is your own card", status: .dataError)
+        case .ownSolidarityCard: self.init("that is your own Solidarity card", status: .dataError)
         case .card(let e): self.init(e)
         case .payload(let e): self.init(e)
+        case .solidarity(let e): self.init(e)
         case .store(let e): self.init(e)
         case .qr(let e): self.init(e)
         case .exchange(let e): self.init(e)
@@ -100,6 +105,31 @@ extension MeishiFailure {
     /// A payload that did not verify.
     init(_ e: PayloadError) {
         self.init(e.reason, status: .dataError)
+    }
+
+    /// A Solidarity card that did not verify; peer text in the reason is escaped for a terminal.
+    init(_ e: SolidarityError) {
+        let hint: String? = switch e {
+        case .expired: "ask them to show a fresh card"
+        case .notYetValid, .fromTheFuture: "check this computer's clock"
+        default: nil
+        }
+        self.init(TerminalText.sanitized(e.reason), hint: hint, status: .dataError)
+    }
+
+    /// A Solidarity code meishi names but cannot read (exit 65).
+    init(_ kind: SolidarityQR.Unsupported) {
+        switch kind {
+        case .zkProof:
+            self.init("a Solidarity zkProof envelope: it is encrypted for the sender's own devices, so no one else can read it",
+                      hint: "ask them to show their card as a signed (didSigned) Solidarity QR", status: .dataError)
+        case .chunk:
+            self.init("one frame (sqc1) of a multi-part Solidarity QR: meishi reads Solidarity cards from a single code only",
+                      hint: "ask them to show their card as a signed (didSigned) Solidarity QR", status: .dataError)
+        case .openID:
+            self.init("an OpenID for Verifiable Presentations request (openid4vp://): meishi does not present credentials",
+                      hint: "use --raw to see the request", status: .dataError)
+        }
     }
 
     /// A store failure.

@@ -10,7 +10,9 @@ struct Scan: MeishiCommand {
         discussion: """
             Reads PNG, JPEG, PGM and PPM files, or standard input with '-' (at most 50 megapixels). Every \
             QR code in an image is reported once. A meishi card is verified like 'meishi verify' and \
-            stored as 'signed'; a vCard or MECARD is shown, and stored as 'unsigned' with --import; \
+            stored as 'signed'; so is a Solidarity app card (ES256, P-256 did:key), with its age. A vCard, \
+            MECARD, Solidarity plaintext envelope or solidarity:// link is shown, and stored as 'unsigned' \
+            with --import; \
             anything else is reported as not a meishi card (exit 65). Exit 65 as well when an image holds \
             no QR code.
             """)
@@ -26,7 +28,7 @@ struct Scan: MeishiCommand {
     @Flag(help: "Show what would be stored without storing it.")
     var dryRun = false
 
-    @Flag(name: .customLong("import"), help: "Store vCard and MECARD codes as 'unsigned' contacts.")
+    @Flag(name: .customLong("import"), help: "Store vCard, MECARD and unsigned Solidarity codes as 'unsigned' contacts.")
     var importContacts = false
 
     @Flag(help: "Print every code found, with its position and verdict, as JSON.")
@@ -143,6 +145,9 @@ struct Scan: MeishiCommand {
             obj["stored"] = .bool(true)
             obj["result"] = .string(outcome.name)
             if !json { out.reportStored(outcome) }
+        case .solidarityCard(let card): try handleSolidarity(card, session: session, into: &obj)
+        case .invalidSolidarityCard(let e): try handleInvalidSolidarity(e, file: file, into: &obj)
+        case .unsupported(let kind): try handleUnsupported(kind, file: file, into: &obj)
         case .other:
             obj["verdict"] = .string("not-a-card")
             let preview = code.text.count > 120 ? String(code.text.prefix(120)) + "…" : code.text

@@ -16,11 +16,15 @@ struct LiveTerminal: TerminalIO {
     var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    var width: Int? {
+    var width: Int? { size.map { Int($0.ws_col) } }
+    var height: Int? { size.flatMap { $0.ws_row > 0 ? Int($0.ws_row) : nil } }
+
+    /// The window size of standard error's terminal, else standard output's.
+    private var size: winsize? {
         var size = winsize()
         guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 || ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0,
               size.ws_col > 0 else { return nil }
-        return Int(size.ws_col)
+        return size
     }
 
     func ask(_ question: String, timeout: Double?) -> String? {

@@ -39,6 +39,7 @@ struct ScriptedTerminal: TerminalIO {
     var standardOutputIsTerminal: Bool { false }
     var standardErrorIsTerminal: Bool { false }
     var width: Int? { 80 }
+    var height: Int? { 24 }
     func ask(_ question: String, timeout: Double?) -> String? { interactive ? recorder.answer(question) : nil }
     func readHidden(_ prompt: String) -> SecureBytes? {
         guard interactive, let a = recorder.answer(prompt) else { return nil }

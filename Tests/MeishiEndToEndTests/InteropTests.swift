@@ -20,13 +20,15 @@ import MeishiQR
         return nil
     }
 
-    static func run(_ tool: String, _ args: [String]) throws -> (Int32, String) {
+    /// Runs a tool and returns its status and output: standard output and error together, or
+    /// standard output alone without `standardError` (zbarimg may chatter about D-Bus on stderr).
+    static func run(_ tool: String, _ args: [String], standardError: Bool = true) throws -> (Int32, String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = args
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = out
+        p.standardError = standardError ? out : FileHandle.nullDevice
         try p.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()

@@ -259,6 +259,7 @@ struct TerminalOutput: TerminalIO {
     var standardOutputIsTerminal: Bool { true }
     var standardErrorIsTerminal: Bool { true }
     var width: Int? { 80 }
+    var height: Int? { 24 }
     func ask(_ question: String, timeout: Double?) -> String? { nil }
     func readHidden(_ prompt: String) -> SecureBytes? { nil }
 }
