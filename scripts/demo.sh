@@ -29,20 +29,28 @@ run $ken card set org "Sato Design"
 run $ken card add email ken@example.net
 run $mei card show
 
-step "The main job: they exchange cards over the network (here: loopback)"
-echo "(on two laptops both would simply run 'meishi exchange' and compare the 6-digit code;"
-echo " here nobody is at the keyboard, so --yes skips the comparison and trust is 'signed')"
-printf '$ %s\n' "meishi --home \$DEMO/mei exchange --listen --port 0 --yes &"
-$mei exchange --listen --port 0 --yes --timeout 30 > "$work/mei-exchange.out" 2> "$work/mei-exchange.err" &
-port=""
+step "The main job: they exchange cards over the network (here: loopback), authenticated by a code"
+echo "(Mei's meishi makes up a code and prints it; Ken types it. The code drives a PAKE: no digits"
+echo " to compare, a wrong code fails on both sides, and the contacts are stored as 'met'.)"
+printf '$ %s\n' "meishi --home \$DEMO/mei exchange --listen --port 0 --code &"
+$mei exchange --listen --port 0 --code --timeout 30 > "$work/mei-exchange.out" 2> "$work/mei-exchange.err" &
+port="" code=""
 for _ in $(seq 100); do
   port=$(grep -oE 'port [0-9]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $2}' || true)
-  [ -n "$port" ] && break
+  code=$(grep -oE 'your code: [0-9]+-[a-z]+-[a-z]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $3}' || true)
+  [ -n "$port" ] && [ -n "$code" ] && break
   sleep 0.1
 done
 [ -n "$port" ] || { echo "demo: the listener did not start" >&2; cat "$work/mei-exchange.err" >&2; exit 1; }
-run $ken exchange --peer "127.0.0.1:$port" --yes
+sed 's/^/  /' "$work/mei-exchange.err"
+echo "(first Ken mistypes the code: nothing is stored, and Mei's run counts one spent try)"
+if run $ken exchange --peer "127.0.0.1:$port" --code "$(echo "$code" | cut -d- -f1)-wrong-words"; then
+  echo "demo: a wrong code paired!" >&2; exit 1
+fi
+run $ken exchange --peer "127.0.0.1:$port" --code "$code"
 wait
+echo "(Mei's side:)"
+grep -E "tries used|codes match" "$work/mei-exchange.err" | sed 's/^/  /'
 cat "$work/mei-exchange.out"
 run $mei contacts list
 
@@ -72,5 +80,9 @@ run $mei card qr --vcard -o "$work/mei-vcard.png"
 run $ken scan --dry-run "$work/mei-vcard.png"
 run $ken contacts list
 
+step "Interop: a QR the Solidarity phone app imports (a P-256 signed card), read back by meishi"
+run $mei card qr --solidarity --level public -o "$work/mei-solidarity.png"
+run $ken scan --dry-run "$work/mei-solidarity.png"
+
 echo
-echo "demo finished: both stores hold the other's verified card, by exchange, file and QR."
+echo "demo finished: both stores hold the other's verified card, by exchange (with a code), file and QR."
