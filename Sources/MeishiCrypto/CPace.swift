@@ -175,19 +175,20 @@ public enum CPace {
     /// The side that speaks first. Make one per run: its scalar must never be reused.
     public final class Initiator: Sendable {
         /// The message to send: Ya and ADa.
-        public let message: Message
+        public var message: Message { party.message }
         private let party: Party
 
         /// A fresh run: derives the generator, samples `ya` and computes `Ya = ya·g`.
         public convenience init(password: SecureBytes, channelID: [UInt8] = [], sessionID: [UInt8] = [], associatedData: [UInt8] = []) {
-            self.init(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: Ristretto255.Scalar())
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData))
         }
 
         /// A run with a given scalar, for test vectors only.
-        init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
-            party = Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar)
-            message = party.message
+        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
+
+        init(party: Party) { self.party = party }
 
         /// The session keys for the responder's message; throws `.reflectedMessage` for our own message back.
         public func finish(responderMessage: Message) throws(CryptoError) -> Session {
@@ -200,19 +201,20 @@ public enum CPace {
     /// The side that answers. Make one per run: its scalar must never be reused.
     public final class Responder: Sendable {
         /// The message to send: Yb and ADb.
-        public let message: Message
+        public var message: Message { party.message }
         private let party: Party
 
         /// A fresh run: derives the generator, samples `yb` and computes `Yb = yb·g`.
         public convenience init(password: SecureBytes, channelID: [UInt8] = [], sessionID: [UInt8] = [], associatedData: [UInt8] = []) {
-            self.init(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: Ristretto255.Scalar())
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData))
         }
 
         /// A run with a given scalar, for test vectors only.
-        init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
-            party = Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar)
-            message = party.message
+        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
+
+        init(party: Party) { self.party = party }
 
         /// The session keys for the initiator's message; throws `.reflectedMessage` for our own message back.
         public func finish(initiatorMessage: Message) throws(CryptoError) -> ResponderSession {
@@ -228,19 +230,20 @@ public enum CPace {
     ///   `Responder` when the roles are known.
     public final class SymmetricParty: Sendable {
         /// The message to send: Y and AD.
-        public let message: Message
+        public var message: Message { party.message }
         private let party: Party
 
         /// A fresh run: derives the generator, samples `y` and computes `Y = y·g`.
         public convenience init(password: SecureBytes, channelID: [UInt8] = [], sessionID: [UInt8] = [], associatedData: [UInt8] = []) {
-            self.init(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: Ristretto255.Scalar())
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData))
         }
 
         /// A run with a given scalar, for test vectors only.
-        init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
-            party = Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar)
-            message = party.message
+        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+            self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
+
+        init(party: Party) { self.party = party }
 
         /// The session keys for the peer's message; throws `.reflectedMessage` for our own message back.
         public func finish(peerMessage: Message) throws(CryptoError) -> Session {
@@ -307,7 +310,8 @@ public enum CPace {
         let sessionID: [UInt8]
         let message: Message
 
-        init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+        init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8],
+             scalar: Ristretto255.Scalar = Ristretto255.Scalar()) {
             let g = CPace.generator(password: password, channelID: channelID, sessionID: sessionID)
             let share: Ristretto255.Point
             do {
