@@ -185,6 +185,7 @@ struct Exchange: MeishiCommand {
                     }
                     let same = terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ", timeout: remaining())
                     if same { spinner.start("waiting for the other person to confirm…") }
+                    if !same, remaining() <= 0 { out.note("no answer within --timeout (\(timeout.seconds)s)") }
                     return same
                 },
                 log: { line in spinner.interrupt { out.note(line) } },
