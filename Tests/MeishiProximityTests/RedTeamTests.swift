@@ -126,4 +126,39 @@ import Glibc
         #expect(budget.spent <= GuessBudget.allowed)
         #expect([s, d].contains { if case .tooManyGuesses? = $0 { true } else { false } }, "\(String(describing: s)) \(String(describing: d))")
     }
+
+    static func address(_ ip: String) -> SocketAddress { try! SocketAddress(ipAddress: ip, port: 47824) }
+
+    /// The honest peer's IPv4 announcement was lost (Wi-Fi drops multicast) and only its IPv6 one
+    /// arrived; an attacker replays it from its own IPv4 address. The replay must not become the
+    /// address dialled: the peer stays at the first address heard.
+    @Test func aReplayInTheOtherFamilyDoesNotRedirectTheDial() {
+        let honest = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7)
+        var table: [String: DiscoveredPeer] = [:]
+        Discovery.record(honest, host: "fe80::2", from: Self.address("fe80::2"), now: 1, in: &table)
+        Discovery.record(honest, host: "10.0.0.66", from: Self.address("10.0.0.66"), now: 1.1, in: &table)
+        #expect(table.values.first?.host == "fe80::2", "the dial would go to the replayer at \(table.values.first?.host ?? "?")")
+        // Heard first over IPv4, the peer is dialled there, as before.
+        var table2: [String: DiscoveredPeer] = [:]
+        Discovery.record(honest, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 1, in: &table2)
+        Discovery.record(honest, host: "fe80::2", from: Self.address("fe80::2"), now: 1, in: &table2)
+        #expect(table2.values.first?.host == "10.0.0.2")
+    }
+
+    /// One sender announcing 64 fresh session ids, and repeating them within the expiry, filled
+    /// the bounded peer table: the honest peer that arrived next was never stored, so it was
+    /// never chosen (with or without a code) and the victim could not pair at all. One source
+    /// address may now hold only a few entries.
+    @Test func oneSenderCannotFillThePeerTable() {
+        var table: [String: DiscoveredPeer] = [:]
+        let forged = (0..<Discovery.maximumPeers).map { _ in Announcement(sessionID: SecureRandom.bytes(16), port: 9, nameplate: 7) }
+        for t in 0..<3 {
+            for a in forged { Discovery.record(a, host: "10.0.0.66", from: Self.address("10.0.0.66"), now: Double(t), in: &table) }
+        }
+        let honest = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7)
+        Discovery.record(honest, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 2.5, in: &table)
+        #expect(table[Hex.encode(honest.sessionID)] != nil, "the honest peer was not stored")
+        #expect(table.count <= Discovery.maximumPeers)
+        #expect(table.values.filter { $0.host == "10.0.0.66" }.count <= Discovery.maximumPeersPerAddress)
+    }
 }
