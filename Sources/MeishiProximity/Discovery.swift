@@ -102,10 +102,11 @@ public struct DiscoveredPeer: Equatable, Sendable {
         self.lastSeen = lastSeen
     }
 
-    /// Where to reach the peer: its IPv4 address when it has one (no scope needed).
-    public var address: SocketAddress {
-        addresses.first { if case .v4 = $0 { true } else { false } } ?? addresses[0]
-    }
+    /// Where to reach the peer: the first address heard for it. Not "IPv4 when there is one": when
+    /// the peer's IPv4 datagram was lost and its IPv6 one arrived, anyone replaying that announcement
+    /// from an IPv4 address would otherwise become the address dialled (an IPv6 link-local
+    /// address carries the scope of the interface it was heard on).
+    public var address: SocketAddress { addresses[0] }
 
     /// The address as people read it.
     public var host: String { address.ipAddress ?? "?" }
@@ -131,6 +132,8 @@ public final class Discovery: Sendable {
     public let sessionID: [UInt8]
     /// Most peers kept at once; announcements from further session ids are ignored until some expire.
     static let maximumPeers = 64
+    /// Peers one source address may announce (several meishi on one machine, not a flood).
+    static let maximumPeersPerAddress = 4
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
     private let receivers: [Datagrams]
     private let senders: [(Channel, SocketAddress)]
@@ -263,7 +266,8 @@ public final class Discovery: Sendable {
 
     /// Adds or refreshes a peer. The first address heard for a session id in each address family
     /// is pinned: a later datagram with the same id from elsewhere (a replay) never moves it, and
-    /// one with other content under that id is ignored. The table holds at most `maximumPeers`.
+    /// one with other content under that id is ignored. The table holds at most `maximumPeers`,
+    /// and at most `maximumPeersPerAddress` announced from one source address.
     static func record(_ a: Announcement, host: String, from address: SocketAddress, now: Double, in p: inout [String: DiscoveredPeer]) {
         let key = Hex.encode(a.sessionID)
         if var old = p[key] {
@@ -276,6 +280,8 @@ public final class Discovery: Sendable {
         }
         p = p.filter { now - $0.value.lastSeen < expiry }
         guard p.count < maximumPeers else { return }
+        // One sender cannot fill the table with session ids of its own and shut out the others.
+        guard p.values.filter({ $0.addresses.contains { $0.ipAddress == address.ipAddress } }).count < maximumPeersPerAddress else { return }
         p[key] = DiscoveredPeer(announcement: a, address: address, lastSeen: now)
     }
 

@@ -70,20 +70,43 @@ public enum ExchangeFailure: Error, Sendable {
 /// The guesses one run allows (docs/PROTOCOL.md §5.4): a pairing abandoned after this side sent
 /// what lets the peer compute the code has shown the peer one code sample. The budget is per
 /// run, not per address, so rotating source addresses gains nothing.
+///
+/// A try is taken *before* the frame that reveals a sample is sent, not when the pairing ends:
+/// with discovery and a code this side serves and dials at once, and an attacker holding both
+/// pairings open could otherwise resolve two guesses on the last try (4 in all). A success or a
+/// person's decision ends the run anyway, so a try once taken is never given back.
 public final class GuessBudget: Sendable {
     public static let allowed = 3
-    private let spentCount = NIOLockedValueBox(0)
+    private let state = NIOLockedValueBox<(used: Int, inFlight: Int)>((0, 0))
 
     public init() {}
 
-    public var spent: Int { spentCount.withLockedValue { $0 } }
+    /// Tries taken so far, including those of pairings still in progress.
+    public var spent: Int { state.withLockedValue { $0.used } }
 
-    /// Records one spent guess; true when the budget is now exhausted.
-    func spend() -> Bool {
-        spentCount.withLockedValue { n in
-            n += 1
-            return n >= Self.allowed
+    /// Every try is used and no pairing holding one is still in progress: the run must end.
+    public var exhausted: Bool { state.withLockedValue { $0.used >= Self.allowed && $0.inFlight == 0 } }
+
+    /// Takes one try for a pairing about to reveal a code sample; false (take nothing) when none is left.
+    func reserve() -> Bool {
+        state.withLockedValue { s in
+            guard s.used < Self.allowed else { return false }
+            s.used += 1
+            s.inFlight += 1
+            return true
         }
+    }
+
+    /// The pairing that reserved a try has ended (the try stays used).
+    func settle() {
+        state.withLockedValue { $0.inFlight -= 1 }
+    }
+
+    /// Records one spent guess at once; true when the budget is now exhausted.
+    func spend() -> Bool {
+        guard reserve() else { return true }
+        settle()
+        return exhausted
     }
 }
 
@@ -208,7 +231,8 @@ public enum ExchangeTransport {
                     let attempt: Result<ExchangeResult, ExchangeFailure>
                     do {
                         attempt = .success(try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout,
-                                                         address: address, expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
+                                                         address: address, budget: budget,
+                                                         expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
                     } catch {
                         attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
                     }
@@ -217,6 +241,15 @@ public enum ExchangeTransport {
                         // A person decided: the exchange is over either way.
                         outcome = attempt
                         return
+                    case .failure(.tooManyGuesses):
+                        // The last try is held by a pairing still in progress (the dial of discovery):
+                        // this one was refused before it revealed anything.
+                        guardian.recordFailure(address, now: now())
+                        if budget.exhausted {
+                            outcome = .failure(.tooManyGuesses(budget.spent))
+                            return
+                        }
+                        quietFailures.record("refused \(address): no tries left while another pairing is in progress", now: now())
                     case .failure(let error):
                         guardian.recordFailure(address, now: now())
                         guard session.codeRevealed else {
@@ -224,10 +257,10 @@ public enum ExchangeTransport {
                             quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
                             continue
                         }
-                        let exhausted = budget.spend()
+                        // The try was taken when the code could first be computed (`run`).
                         participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
                                         + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
-                        if exhausted {
+                        if budget.exhausted {
                             outcome = .failure(.tooManyGuesses(budget.spent))
                             return
                         }
@@ -277,17 +310,21 @@ public enum ExchangeTransport {
         let session = participant.session(.dialer)
         do {
             return try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout, address: label,
-                                 introduce: introduce)
+                                 budget: budget, introduce: introduce)
         } catch {
-            if session.codeRevealed, let budget {
-                switch error {
-                case .declinedLocally, .protocolFailure(.declinedByPeer): break
-                default:
-                    let exhausted = budget.spend()
-                    participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
-                                    + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
-                    if exhausted { throw .tooManyGuesses(budget.spent) }
-                }
+            guard let budget else { throw error }
+            switch error {
+            case .tooManyGuesses:
+                // Refused before revealing anything: the last try is held by another pairing in progress.
+                if budget.exhausted { throw error }
+                throw .unreachable("\(label): no tries left while another pairing is in progress")
+            case .declinedLocally, .protocolFailure(.declinedByPeer): break
+            default:
+                // The try was taken when the code could first be computed (`run`).
+                guard session.codeRevealed else { break }
+                participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
+                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                if budget.exhausted { throw .tooManyGuesses(budget.spent) }
             }
             throw error
         }
@@ -334,9 +371,12 @@ public enum ExchangeTransport {
     static let introductionType: UInt8 = 0x00
 
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
-                    stepTimeout: TimeAmount, address: String, introduce: (own: [UInt8], peer: [UInt8])? = nil,
+                    stepTimeout: TimeAmount, address: String, budget: GuessBudget? = nil, introduce: (own: [UInt8], peer: [UInt8])? = nil,
                     expectIntroduction: (own: [UInt8], candidates: [[UInt8]])? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = connection.channel
+        // A try taken from `budget` before the first frame that reveals a code sample (§5.4).
+        let holdsTry = NIOLockedValueBox(false)
+        defer { if holdsTry.withLockedValue({ $0 }) { budget?.settle() } }
         let timedOut = NIOLockedValueBox(false)
         var timer: Scheduled<Void>?
         func arm(_ t: TimeAmount) {
@@ -357,7 +397,13 @@ public enum ExchangeTransport {
                     guard let frame = try await frames.next() else {
                         throw ExchangeFailure.connectionLost(timedOut.withLockedValue { $0 } ? "(timed out waiting for \(what))" : "before \(what)")
                     }
+                    let revealedBefore = session.codeRevealed
                     let step = try session.receive(frame)
+                    if !revealedBefore, session.codeRevealed, let budget {
+                        // What we are about to send lets the peer compute (or test) the code.
+                        guard budget.reserve() else { throw ExchangeFailure.tooManyGuesses(budget.spent) }
+                        holdsTry.withLockedValue { $0 = true }
+                    }
                     try await send(step.send)
                     return step.event
                 }

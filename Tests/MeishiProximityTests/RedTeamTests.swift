@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import MeishiCard
+import MeishiCrypto
+import NIOCore
+@testable import MeishiProximity
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Attacks by a peer on the same network against the guess budget and discovery (red-team read
+/// of issue #8). Each test is an attack that must fail.
+@Suite struct RedTeamTests {
+    typealias S = ExchangeSessionTests
+
+    /// Blocking frames over a raw socket, as a hostile peer's script.
+    struct Wire {
+        let fd: Int32
+        var decoder = FrameDecoder()
+        var ready: [[UInt8]] = []
+
+        init(fd: Int32) {
+            self.fd = fd
+            var tv = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        /// The next frame body, or nil when the peer closed (or went quiet for 10 s).
+        mutating func read() -> [UInt8]? {
+            while ready.isEmpty {
+                var buf = [UInt8](repeating: 0, count: 65536)
+                let n = Glibc.read(fd, &buf, buf.count)
+                guard n > 0, let frames = try? decoder.feed(buf[0..<n]) else { return nil }
+                ready += frames
+            }
+            return ready.removeFirst()
+        }
+
+        func write(_ body: [UInt8]) {
+            let frame = FrameCodec.encode(body)
+            _ = frame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        }
+    }
+
+    static func listenSocket() -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(fd, 8)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
+    }
+
+    static func connectSocket(_ port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        return fd
+    }
+
+    static func participant(_ code: String, log: @escaping @Sendable (String) -> Void = { _ in }) throws -> ExchangeParticipant {
+        let mei = S.Person()
+        return ExchangeParticipant(card: { (mei.card("Mei"), mei.key) }, verifier: S.verifier, code: try ExchangeCode(parsing: code),
+                                   confirmCode: { _ in true }, log: log)
+    }
+
+    /// Runs `body` on its own thread (blocking socket calls stay off the cooperative pool).
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { c in Thread.detachNewThread { c.resume(returning: body()) } }
+    }
+
+    /// With a code, discovery serves and dials at the same time with one budget
+    /// (`Rendezvous.withCandidates`). An attacker that is at once a candidate this side dials and a
+    /// peer that dials this side holds two PAKE runs open and resolves both after the second try:
+    /// before the fix both were counted only when they ended, so the run allowed 4 guesses.
+    /// A guess is now taken from the budget before the frame that reveals it is sent.
+    @Test func concurrentServeAndDialCannotOverdrawTheBudget() async throws {
+        let victim = try Self.participant("7-secret-words")
+        let budget = GuessBudget()
+        _ = budget.spend(); _ = budget.spend()  // two tries already used: one is left
+        let server = try await ExchangeTransport.bind(host: "127.0.0.1", port: 0)
+        let (attackerListener, attackerPort) = Self.listenSocket()
+        defer { close(attackerListener) }
+
+        async let served: ExchangeFailure? = {
+            do { _ = try await ExchangeTransport.serve(server, timeout: .seconds(20), stepTimeout: .seconds(10), participant: victim,
+                                                       budget: budget, onlySessions: nil); return nil } catch { return error as? ExchangeFailure ?? .io("\(error)") }
+        }()
+        async let dialled: ExchangeFailure? = {
+            do { _ = try await ExchangeTransport.dial(try! SocketAddress(ipAddress: "127.0.0.1", port: attackerPort), label: "attacker",
+                                                      stepTimeout: .seconds(10), budget: budget, participant: victim); return nil } catch { return error as? ExchangeFailure ?? .io("\(error)") }
+        }()
+
+        let victimPort = server.port
+        let guessesResolved = await Self.onThread { () -> Int in
+            var resolved = 0
+            // The victim dials us: take its PAKE HELLO, answer later.
+            let accepted = accept(attackerListener, nil, nil)
+            var dialIn = Wire(fd: accepted)
+            let asListener = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try! ExchangeCode(parsing: "7-guess-one")))
+            guard let hello = dialIn.read(), let reply = try? asListener.receive(hello).send else { return -1 }
+            // We dial the victim: PAKE HELLO, REPLY.
+            var dialOut = Wire(fd: Self.connectSocket(victimPort))
+            let asDialer = ExchangeSession(role: .dialer, verifier: S.verifier, binding: .init(code: try! ExchangeCode(parsing: "7-guess-two")))
+            dialOut.write(asDialer.start()!)
+            guard let victimReply = dialOut.read(), let finish = try? asDialer.receive(victimReply).send else { return -2 }
+            // Guess 1: our REPLY for "guess-one"; a FINISH back lets us test it (Ta).
+            reply.forEach { dialIn.write($0) }
+            if let ta = dialIn.read(), ta.first == 0x06 { resolved += 1 }
+            // Guess 2: our FINISH for "guess-two"; MISMATCH or CONFIRM back says whether it was right.
+            finish.forEach { dialOut.write($0) }
+            if let answer = dialOut.read(), answer.first == 0x07 || answer.first == 0x08 { resolved += 1 }
+            close(dialIn.fd); close(dialOut.fd)
+            return resolved
+        }
+        let (s, d) = await (served, dialled)
+        #expect(guessesResolved >= 0, "the script broke at step \(guessesResolved)")
+        #expect(guessesResolved <= 1, "one try was left, but the attacker tested \(guessesResolved) codes")
+        #expect(budget.spent <= GuessBudget.allowed)
+        #expect([s, d].contains { if case .tooManyGuesses? = $0 { true } else { false } }, "\(String(describing: s)) \(String(describing: d))")
+    }
+
+    static func address(_ ip: String) -> SocketAddress { try! SocketAddress(ipAddress: ip, port: 47824) }
+
+    /// The honest peer's IPv4 announcement was lost (Wi-Fi drops multicast) and only its IPv6 one
+    /// arrived; an attacker replays it from its own IPv4 address. The replay must not become the
+    /// address dialled: the peer stays at the first address heard.
+    @Test func aReplayInTheOtherFamilyDoesNotRedirectTheDial() {
+        let honest = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7)
+        var table: [String: DiscoveredPeer] = [:]
+        Discovery.record(honest, host: "fe80::2", from: Self.address("fe80::2"), now: 1, in: &table)
+        Discovery.record(honest, host: "10.0.0.66", from: Self.address("10.0.0.66"), now: 1.1, in: &table)
+        #expect(table.values.first?.host == "fe80::2", "the dial would go to the replayer at \(table.values.first?.host ?? "?")")
+        // Heard first over IPv4, the peer is dialled there, as before.
+        var table2: [String: DiscoveredPeer] = [:]
+        Discovery.record(honest, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 1, in: &table2)
+        Discovery.record(honest, host: "fe80::2", from: Self.address("fe80::2"), now: 1, in: &table2)
+        #expect(table2.values.first?.host == "10.0.0.2")
+    }
+
+    /// One sender announcing 64 fresh session ids, and repeating them within the expiry, filled
+    /// the bounded peer table: the honest peer that arrived next was never stored, so it was
+    /// never chosen (with or without a code) and the victim could not pair at all. One source
+    /// address may now hold only a few entries.
+    @Test func oneSenderCannotFillThePeerTable() {
+        var table: [String: DiscoveredPeer] = [:]
+        let forged = (0..<Discovery.maximumPeers).map { _ in Announcement(sessionID: SecureRandom.bytes(16), port: 9, nameplate: 7) }
+        for t in 0..<3 {
+            for a in forged { Discovery.record(a, host: "10.0.0.66", from: Self.address("10.0.0.66"), now: Double(t), in: &table) }
+        }
+        let honest = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7)
+        Discovery.record(honest, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 2.5, in: &table)
+        #expect(table[Hex.encode(honest.sessionID)] != nil, "the honest peer was not stored")
+        #expect(table.count <= Discovery.maximumPeers)
+        #expect(table.values.filter { $0.host == "10.0.0.66" }.count <= Discovery.maximumPeersPerAddress)
+    }
+}
