@@ -366,6 +366,9 @@ public enum ExchangeTransport {
         }
     }
 
+    /// How long a listener waits for a new connection's first frame (an honest dialer sends it at once).
+    static let firstFrameTimeout: TimeAmount = .seconds(2)
+
     /// One session on one connection; closes the connection at the end.
     /// The frame type of the discovery introduction: 0x00 followed by the dialer's session id.
     static let introductionType: UInt8 = 0x00
@@ -393,10 +396,18 @@ public enum ExchangeTransport {
                 func send(_ bodies: [[UInt8]]) async throws {
                     for body in bodies { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
                 }
+                // A listener gives a new connection only `firstFrameTimeout` to say something: an
+                // idle connection must not hold the one serving slot for a whole step.
+                var heardPeer = false
+                func firstFrameArrived() {
+                    if !heardPeer, session.role == .listener { arm(stepTimeout) }
+                    heardPeer = true
+                }
                 func next(_ what: String) async throws -> ExchangeSession.Event? {
                     guard let frame = try await frames.next() else {
                         throw ExchangeFailure.connectionLost(timedOut.withLockedValue { $0 } ? "(timed out waiting for \(what))" : "before \(what)")
                     }
+                    firstFrameArrived()
                     let revealedBefore = session.codeRevealed
                     let step = try session.receive(frame)
                     if !revealedBefore, session.codeRevealed, let budget {
@@ -408,7 +419,7 @@ public enum ExchangeTransport {
                     return step.event
                 }
                 do {
-                    arm(stepTimeout)
+                    arm(session.role == .listener ? min(stepTimeout, firstFrameTimeout) : stepTimeout)
                     if let ids = introduce {
                         try await send([[introductionType] + ids.own])
                         session.bindDiscovery(dialerID: ids.own, listenerID: ids.peer)
@@ -418,6 +429,7 @@ public enum ExchangeTransport {
                               ids.candidates.contains(Array(first.dropFirst())) else {
                             throw ExchangeFailure.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))
                         }
+                        firstFrameArrived()
                         session.bindDiscovery(dialerID: Array(first.dropFirst()), listenerID: ids.own)
                     }
                     if let hello = session.start() { try await send([hello]) }
