@@ -141,4 +141,25 @@ import MeishiCrypto
         let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
         #expect(stored?.isEmpty == true)
     }
+
+    /// Two idle TCP connections opened just before the honest dialer's used to hold the listener's
+    /// only serving slot for a whole step (15 s) each, for free, until the honest dialer gave up. A
+    /// listener now gives a new connection 2 s to send its first frame, so the honest peer is
+    /// served a few seconds later. (Real processes: an in-process version starves under the test
+    /// runner's load on 2 cores.)
+    @Test func idleConnectionsDoNotShutOutTheHonestPeer() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-secret-words", "--json", "--timeout", "60"])
+        let idle = [RelayAttackTests.connectSocket(port), RelayAttackTests.connectSocket(port)]  // they send nothing
+        let started = Date()
+        let honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-secret-words", "--json"])
+        let took = Date().timeIntervalSince(started)
+        idle.forEach { close($0) }
+        let (status, result, log) = Self.finish(listener, out, err)
+        #expect(honest.status == 0, "\(honest.stderr)\n\(log)")
+        #expect(status == 0 && (result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato", "\(log)")
+        #expect(took < 12, "the honest peer waited \(took) s")
+        #expect(!log.contains("tries used"), "idle connections cost tries:\n\(log)")
+    }
 }

@@ -162,34 +162,3 @@ import Glibc
         #expect(table.values.filter { $0.host == "10.0.0.66" }.count <= Discovery.maximumPeersPerAddress)
     }
 }
-
-@Suite struct RedTeamStallTests {
-    /// Two idle TCP connections opened just before the honest dialer's used to hold the listener's
-    /// only serving slot for a whole step (15 s) each, for free, until the honest dialer gave up. A
-    /// listener now gives a new connection 2 s to send its first frame, so the honest peer is
-    /// served a few seconds later (it takes ~7 idle connections at once to outlast its 15 s).
-    @Test func anIdleConnectionDoesNotShutOutTheHonestPeer() async throws {
-        let victim = try RedTeamTests.participant("7-secret-words")
-        let honest = try RedTeamTests.participant("7-secret-words")
-        let budget = GuessBudget()
-        let server = try await ExchangeTransport.bind(host: "127.0.0.1", port: 0)
-        let port = server.port
-        async let served: ExchangeFailure? = {
-            do { _ = try await ExchangeTransport.serve(server, timeout: .seconds(30), stepTimeout: .seconds(15), participant: victim,
-                                                       budget: budget, onlySessions: nil); return nil } catch { return error as? ExchangeFailure ?? .io("\(error)") }
-        }()
-        let idle = [RedTeamTests.connectSocket(port), RedTeamTests.connectSocket(port)]  // they send nothing
-        try await Task.sleep(for: .milliseconds(100))
-        let dialled: ExchangeFailure?
-        do {
-            _ = try await ExchangeTransport.dial(try SocketAddress(ipAddress: "127.0.0.1", port: port), label: "honest",
-                                                 stepTimeout: .seconds(15), participant: honest)
-            dialled = nil
-        } catch { dialled = error as? ExchangeFailure ?? .io("\(error)") }
-        idle.forEach { close($0) }
-        let s = await served
-        #expect(dialled == nil, "the honest dialer failed: \(String(describing: dialled)); budget used \(budget.spent)")
-        #expect(s == nil, "\(String(describing: s))")
-        #expect(budget.spent <= 1, "idle connections cost tries: \(budget.spent)")
-    }
-}
