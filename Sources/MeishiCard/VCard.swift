@@ -1,11 +1,14 @@
 import Foundation
 
 /// Writing and reading vCards (RFC 6350, RFC 2426, vCard 2.1) and MECARDs. The writer, the
-/// reader and the MECARD reader live in their own files.
+/// parser, the reader and the MECARD reader live in their own files.
 public enum VCard {}
 
 /// Contact data read from a vCard (2.1, 3.0, 4.0) or a MECARD, mapped to meishi field names.
 public struct ImportedContact: Equatable, Sendable {
+    /// Most values one multi-valued field takes from a card; more are kept as extras.
+    public static let maximumValuesPerField = Card.maximumValueCount
+
     public var fields: [String: [String]] = [:]
     /// The `X-MEISHI-DID` property, when it holds an Ed25519 did:key.
     public var did: String?
@@ -13,17 +16,30 @@ public struct ImportedContact: Equatable, Sendable {
     public var revision: Int64?
     /// "vCard 4.0", "vCard 2.1", "MECARD".
     public var format: String
+    /// What meishi has no field for, kept to be written back on export.
+    public var extras = VCardExtras()
+
+    public init(format: String) { self.format = format }
 
     public var name: String? { fields["name"]?.first }
 
-    mutating func add(_ field: String, _ value: String) {
+    /// Adds `value` to `field`; false when it cannot be held (too long, a second value of a
+    /// single-valued field, too many values) and should be kept some other way.
+    @discardableResult
+    mutating func add(_ field: String, _ value: String, decoration: VCardExtras.Decoration? = nil) -> Bool {
         let v = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !v.isEmpty, v.utf8.count <= Card.maximumValueBytes else { return }
+        guard !v.isEmpty else { return true }
+        guard v.utf8.count <= Card.maximumValueBytes, !v.unicodeScalars.contains("\u{0}") else { return false }
         if FieldName.multiValued.contains(field) {
-            if !(fields[field] ?? []).contains(v) { fields[field, default: []].append(v) }
-        } else if fields[field] == nil {
-            fields[field] = [v]
+            if (fields[field] ?? []).contains(v) { return true }
+            guard (fields[field]?.count ?? 0) < Self.maximumValuesPerField else { return false }
+            fields[field, default: []].append(v)
+            if let decoration { extras.decorations[VCardExtras.key(field, v)] = decoration }
+            return true
         }
+        if let old = fields[field] { return old == [v] }
+        fields[field] = [v]
+        return true
     }
 }
 

@@ -48,19 +48,99 @@ extension VCard {
         return out
     }
 
+    /// `line` folded for the wire: at most 75 octets per line, continuation lines starting
+    /// with a space, never inside a UTF-8 sequence (RFC 6350 section 3.2).
     static func fold(_ line: String) -> String {
         guard line.utf8.count > 75 else { return line }
         var out = ""
         var width = 0
-        for ch in line {
-            let n = String(ch).utf8.count
+        for scalar in line.unicodeScalars {
+            let n = String(scalar).utf8.count
             if width + n > 75 {
                 out += "\r\n "
                 width = 1
             }
-            out.append(ch)
+            out.unicodeScalars.append(scalar)
             width += n
         }
         return out
+    }
+}
+
+/// The vCard versions meishi writes.
+public enum VCardVersion: String, CaseIterable, Sendable {
+    case v4 = "4.0"
+    case v3 = "3.0"
+}
+
+/// One contact as `contacts export` writes it.
+public struct VCardEntry: Sendable {
+    /// The DID, or `urn:uuid:…` for a contact without one.
+    public var uid: String
+    /// meishi fields in display order.
+    public var fields: [(name: String, values: [String])]
+    /// Written as `X-MEISHI-DID` when the contact has a real did:key.
+    public var did: String?
+    /// Written as `X-MEISHI-TRUST`.
+    public var trust: String?
+    /// Written as `REV` (Unix seconds).
+    public var revision: Int64
+    public var extras: VCardExtras
+
+    public init(uid: String, fields: [(name: String, values: [String])], did: String?, trust: String?, revision: Int64,
+                extras: VCardExtras = VCardExtras()) {
+        self.uid = uid
+        self.fields = fields
+        self.did = did
+        self.trust = trust
+        self.revision = revision
+        self.extras = extras
+    }
+}
+
+extension VCard {
+    /// One vCard of `entry` in `version`: RFC 6350 (4.0) or RFC 2426 (3.0) escaping, CRLF line
+    /// ends, lines folded at 75 octets, the properties kept from an import written back.
+    public static func write(_ entry: VCardEntry, version: VCardVersion) -> String {
+        let v4 = version == .v4
+        let kept = entry.extras.propertyNames
+        var lines = ["BEGIN:VCARD", "VERSION:" + version.rawValue]
+        if !v4 { lines.append("PRODID:-//meishi//meishi " + "contacts export//EN") }
+        let name = entry.fields.first { $0.name == "name" }?.values.first
+        let fallback = entry.fields.first { $0.name == "org" || $0.name == "email" || $0.name == "phone" }?.values.first
+        lines.append("FN:" + escape(name ?? fallback ?? "-"))
+        if !kept.contains("N") { lines.append("N:;" + escape(name ?? "") + ";;;") }
+        func decorated(_ field: String, _ property: String, _ value: String) -> String {
+            let d = entry.extras.decoration(field, value)
+            return (d?.group.map { $0 + "." } ?? "") + property + (d?.parameters ?? "")
+        }
+        for f in entry.fields {
+            for (i, v) in f.values.enumerated() {
+                switch f.name {
+                case "name": if i > 0 { lines.append("FN:" + escape(v)) }
+                case "title": lines.append("TITLE:" + escape(v))
+                case "org": if !kept.contains("ORG") { lines.append("ORG:" + escape(v)) }
+                case "email": lines.append(decorated("email", "EMAIL", v) + ":" + escape(v))
+                case "phone": lines.append(decorated("phone", "TEL", v) + (v4 ? ";VALUE=text" : "") + ":" + escape(v))
+                case "url": lines.append(decorated("url", "URL", v) + ":" + v.filter { !$0.isNewline })
+                case "address":
+                    guard !kept.contains("ADR") else { continue }
+                    if v4 {
+                        lines.append("ADR" + parameterText([VCardParameter(name: "LABEL", values: [v])]) + ":;;" + escape(v) + ";;;;")
+                    } else {
+                        lines.append("ADR:;;" + escape(v) + ";;;;")
+                    }
+                case "note": lines.append("NOTE:" + escape(v))
+                default: lines.append("X-MEISHI-" + f.name.dropFirst(2).uppercased() + ":" + escape(v))
+                }
+            }
+        }
+        lines += entry.extras.properties
+        lines.append("UID:" + entry.uid)
+        if let did = entry.did { lines.append("X-MEISHI-DID:" + did) }
+        if let trust = entry.trust { lines.append("X-MEISHI-TRUST:" + trust) }
+        lines.append("REV:" + (v4 ? revision(entry.revision) : UTCTime.rfc3339(entry.revision)))
+        lines.append("END:VCARD")
+        return lines.map(fold).joined(separator: "\r\n") + "\r\n"
     }
 }

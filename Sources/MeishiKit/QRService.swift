@@ -77,22 +77,22 @@ public enum QRService {
         return .other
     }
 
-    /// Stores an unsigned contact (vCard or MECARD). Its key is `unsigned:` followed by the DID it
-    /// claims, or by a hash of its name and first email or phone: an unsigned card never lands
-    /// on a verified DID.
+    /// Stores an unsigned contact (vCard or MECARD) as `contacts import` does: merged into the
+    /// verified contact whose DID it carries, or into an unsigned one sharing an email or phone,
+    /// else added under an `unsigned:` key, so it never lands on a verified DID.
     public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], home: Home, now: Date) throws(MeishiFailure) -> StoreOutcome {
-        let key: String
-        if let did = c.did {
-            key = "unsigned:" + did
-        } else {
-            let basis = [c.name ?? "", c.fields["email"]?.first ?? "", c.fields["phone"]?.first ?? ""].joined(separator: "\n")
-            key = "unsigned:" + Hex.encode(SHA256.hash(Array(basis.lowercased().utf8)).prefix(16))
-        }
-        let seen = Int64(now.timeIntervalSince1970)
-        let contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
-                              seen: seen, cardTimestamp: c.revision ?? seen, payload: Data(raw))
         let store = try ContactsService(home: home).open()
-        do { return try store.store(contact) } catch { throw MeishiFailure(error) }
+        let outcome: ImportOutcome
+        do {
+            outcome = try store.importUnsigned([UnsignedCard(c, key: ContactImport.key(for: c))], merge: true,
+                                               source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
+                                               seen: Int64(now.timeIntervalSince1970), dryRun: false)[0]
+        } catch { throw MeishiFailure(error) }
+        switch outcome {
+        case .imported(let contact, let conflicts): return .added(contact, conflicts: conflicts)
+        case .merged(let contact, _): return .updated(contact, conflicts: [])
+        case .unchanged(let contact): return .unchanged(contact)
+        }
     }
 }
 

@@ -47,6 +47,10 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
     public var payload: Data?
     /// Set when another DID already uses this name or email: the ids of those contacts.
     public var conflictsWith: String?
+    /// Values an unsigned vCard added to a verified contact: shown apart, never vouched for.
+    public var unsignedFields: [String: [String]]?
+    /// What an imported vCard held beyond the fields (`VCardExtras` JSON), for export.
+    public var vcard: String?
 
     public init(id: Int64? = nil, did: String, fields: [String: [String]], level: DisclosureLevel, trust: Trust,
                 source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Data? = nil, pubKey: Data? = nil,
@@ -102,6 +106,8 @@ public struct Contact: Codable, Equatable, Sendable, FetchableRecord, MutablePer
         pubKey = row["pubKey"]
         payload = row["payload"]
         conflictsWith = row["conflictsWith"]
+        unsignedFields = Self.fieldMap(row["unsignedFields"])
+        vcard = row["vcard"]
     }
 
     /// Ids of the contacts this one may impersonate.

@@ -62,7 +62,7 @@ public struct ContactQuery: Sendable {
 /// The SQLite store of contacts, in WAL mode through a GRDB `DatabasePool`.
 public final class ContactStore: Sendable {
     public static let fileName = "meishi.sqlite"
-    private let pool: DatabasePool
+    let pool: DatabasePool
     public let path: String
 
     /// Opens (creating with mode 0600 when missing) and migrates the store at `path`.
@@ -160,6 +160,7 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_value_on_contact", on: "contact_value", columns: ["contactId"])
             try db.create(index: "contact_value_on_normalized", on: "contact_value", columns: ["normalized"])
         }
+        registerImportMigration(&m)
         return m
     }
 
@@ -225,7 +226,7 @@ public final class ContactStore: Sendable {
         String(decoding: JCS.canonicalize(.object(fields.mapValues { .array($0.map(JSONValue.string)) })), as: UTF8.self)
     }
 
-    private static func replaceValues(of contact: Contact, in db: Database) throws {
+    static func replaceValues(of contact: Contact, in db: Database) throws {
         try ContactValue.filter(Column("contactId") == contact.id!).deleteAll(db)
         for v in contact.matchValues {
             try ContactValue(contactId: contact.id!, field: v.field, value: v.value, normalized: v.normalized).insert(db)
@@ -233,7 +234,7 @@ public final class ContactStore: Sendable {
     }
 
     /// Other DIDs that use the same name (ignoring case) or one of the same emails.
-    private static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
+    static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
         var ids = Set<Int64>()
         if let name = contact.name, !name.isEmpty {
             let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE name = ? COLLATE NOCASE AND did != ?",

@@ -1,0 +1,98 @@
+import Foundation
+import MeishiCard
+import MeishiCrypto
+import MeishiStore
+
+/// One card found in an import, and what storing it did (or would do).
+public struct ImportedCard: Sendable {
+    public let file: String
+    public let line: Int
+    public let contact: ImportedContact
+    /// nil when the card was skipped (it is the user's own card).
+    public let outcome: ImportOutcome?
+}
+
+/// A problem in one file, located by line (0 when the file could not be read at all).
+public struct ImportProblem: Sendable {
+    public let file: String
+    public let line: Int
+    public let failure: MeishiFailure
+    /// Whether a card was lost to it (counted as skipped).
+    public let skipsCard: Bool
+}
+
+/// What `contacts import` did: every card and problem, and the counts of its summary.
+public struct ImportReport: Sendable {
+    public var cards: [ImportedCard] = []
+    public var problems: [ImportProblem] = []
+
+    public var imported: Int { cards.filter { if case .imported? = $0.outcome { true } else { false } }.count }
+    public var merged: Int { cards.filter { if case .merged? = $0.outcome { true } else { false } }.count }
+    /// Cards already held in full, the user's own card, and cards lost to a problem.
+    public var skipped: Int {
+        cards.filter { if case .imported? = $0.outcome { false } else if case .merged? = $0.outcome { false } else { true } }.count
+            + problems.filter(\.skipsCard).count
+    }
+}
+
+/// Importing vCard files as unsigned contacts.
+public enum ContactImport {
+    /// Largest file read, in bytes.
+    public static let maximumFileBytes = 64 << 20
+
+    /// The store key of an unsigned card (see `UnsignedCard`).
+    public static func key(for c: ImportedContact) -> String {
+        if let did = c.did { return "unsigned:" + did }
+        let basis = [c.name ?? "", c.fields["email"]?.first ?? "", c.fields["phone"]?.first ?? ""].joined(separator: "\n")
+        return "unsigned:" + Hex.encode(SHA256.hash(Array(basis.lowercased().utf8)).prefix(16))
+    }
+
+    /// Reads and parses `files` ("-" is standard input), then stores every card in one
+    /// transaction (none when `dryRun`). A file that cannot be read or parsed is a problem,
+    /// never the end of the import.
+    public static func run(files: [String], merge: Bool, dryRun: Bool, home: Home, now: Date) throws(MeishiFailure) -> ImportReport {
+        var report = ImportReport()
+        var found: [(file: String, line: Int, contact: ImportedContact)] = []
+        for file in files {
+            let bytes: [UInt8]
+            do {
+                bytes = try SecureFile.read(file, limit: maximumFileBytes)
+            } catch {
+                report.problems.append(ImportProblem(file: file, line: 0, failure: error, skipsCard: false))
+                continue
+            }
+            guard bytes.count <= maximumFileBytes else {
+                report.problems.append(ImportProblem(file: file, line: 0, failure: MeishiFailure(
+                    "\(file): larger than \(maximumFileBytes >> 20) MiB", hint: "split the file", status: .dataError), skipsCard: false))
+                continue
+            }
+            let (contacts, problems) = VCard.read(bytes)
+            for p in problems {
+                report.problems.append(ImportProblem(file: file, line: p.line, failure: MeishiFailure(
+                    "\(displayName(file)):\(p.line): \(p.description)", status: .dataError), skipsCard: p.skipsCard && p.reason != .noCard))
+            }
+            for (line, c) in contacts { found.append((displayName(file), line, c)) }
+        }
+        let me = try? IdentityStore(home: home).loadPublic().did
+        let mine = found.filter { $0.contact.did != nil && $0.contact.did == me }
+        let others = found.filter { $0.contact.did == nil || $0.contact.did != me }
+        guard !others.isEmpty || !mine.isEmpty else { return report }
+        var outcomes: [ImportOutcome] = []
+        if !others.isEmpty {
+            let store = try ContactsService(home: home).open()
+            let source = files == ["-"] ? "stdin" : "vcard"
+            do {
+                outcomes = try store.importUnsigned(others.map { UnsignedCard($0.contact, key: key(for: $0.contact)) }, merge: merge,
+                                                    source: source, seen: Int64(now.timeIntervalSince1970), dryRun: dryRun)
+            } catch { throw MeishiFailure(error) }
+        }
+        var next = outcomes.makeIterator()
+        for f in found {
+            let isMine = f.contact.did != nil && f.contact.did == me
+            report.cards.append(ImportedCard(file: f.file, line: f.line, contact: f.contact, outcome: isMine ? nil : next.next()))
+        }
+        return report
+    }
+
+    static func displayName(_ file: String) -> String { file == "-" ? "<stdin>" : file }
+}
