@@ -27,7 +27,8 @@ public struct ImportedContact: Equatable, Sendable {
     /// single-valued field, too many values) and should be kept some other way.
     @discardableResult
     mutating func add(_ field: String, _ value: String, decoration: VCardExtras.Decoration? = nil) -> Bool {
-        let v = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        var v = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if v.unicodeScalars.contains("\r") { v = v.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n") }
         guard !v.isEmpty else { return true }
         guard v.utf8.count <= Card.maximumValueBytes, !v.unicodeScalars.contains("\u{0}") else { return false }
         if FieldName.multiValued.contains(field) {

@@ -35,7 +35,7 @@ public struct VCardExtras: Equatable, Sendable {
 
     /// Keeps `prop` as a content line, within the limits.
     mutating func keep(_ prop: VCardProperty) {
-        add(line: (prop.group.map { $0 + "." } ?? "") + prop.name + VCard.parameterText(prop.parameters) + ":" + prop.value)
+        add(line: (prop.group.map { $0 + "." } ?? "") + prop.spelledName + VCard.parameterText(prop.parameters) + ":" + prop.value)
     }
 
     mutating func add(line: String) {

@@ -20,6 +20,8 @@ public struct VCardProperty: Equatable, Sendable {
     public var group: String?
     /// Uppercased.
     public var name: String
+    /// As the file spells it (`X-ABLabel`), to write it back the same way.
+    public var spelledName: String
     public var parameters: [VCardParameter]
     public var value: String
     /// The line it starts on, counting from 1.
@@ -169,7 +171,7 @@ public enum VCardParser {
         var sawBegin = false
 
         func finishLogical(_ logical: LogicalLine) {
-            if logical.overlong, !isBinaryHead(logical.bytes) {
+            if logical.overlong, !logical.isBinary {
                 if current != nil, nestedDepth == 0 {
                     result.problems.append(VCardProblem(line: logical.line, reason: .lineTooLong(limit: maximumLineBytes)))
                 }
@@ -225,13 +227,13 @@ public enum VCardParser {
             }
             previousWasEmptyAgent = raw.name == "AGENT" && raw.value.allSatisfy { $0 == 0x20 || $0 == 0x09 }
             if binaryProperties.contains(raw.name) {
-                if logical.overlong || logical.bytes.count > maximumBinaryBytes {
+                if logical.overlong {
                     result.problems.append(VCardProblem(line: logical.line,
                                                         reason: .binaryTooLarge(property: raw.name, limit: maximumBinaryBytes)))
                 }
                 // Photos and keys are skipped: only that there was one is kept, by the caller's choice.
-                current!.properties.append(VCardProperty(group: raw.group, name: raw.name, parameters: raw.parameters,
-                                                         value: "", line: logical.line))
+                current!.properties.append(VCardProperty(group: raw.group, name: raw.name, spelledName: raw.spelledName,
+                                                         parameters: raw.parameters, value: "", line: logical.line))
                 return
             }
             var problems: [VCardProblem.Reason] = []
@@ -241,7 +243,7 @@ public enum VCardParser {
             }
             for p in problems { result.problems.append(VCardProblem(line: logical.line, reason: p)) }
             if raw.name == "VERSION" { current!.version = value.trimmingCharacters(in: .whitespaces) }
-            current!.properties.append(VCardProperty(group: raw.group, name: raw.name,
+            current!.properties.append(VCardProperty(group: raw.group, name: raw.name, spelledName: raw.spelledName,
                                                      parameters: raw.parameters.filter { $0.name != "ENCODING" && $0.name != "CHARSET" },
                                                      value: value, line: logical.line))
         }
@@ -298,8 +300,8 @@ public enum VCardParser {
     }
 
     /// Whether a line starts a binary property, whose long lines are expected.
-    static func isBinaryHead(_ bytes: [UInt8]) -> Bool {
-        guard let raw = RawProperty(Array(bytes.prefix(256)) + [0x3A]) else { return false }
+    static func isBinaryHead(_ head: [UInt8]) -> Bool {
+        guard let raw = RawProperty(head + [0x3A]) else { return false }
         return binaryProperties.contains(raw.name)
     }
 
@@ -315,21 +317,37 @@ public enum VCardParser {
 
         init(line: Int) { self.line = line }
 
+        /// PHOTO, LOGO, SOUND or KEY: its value is never used, so only its size is counted.
+        var isBinary = false
+        var binaryBytes = 0
+
         mutating func append(_ part: ArraySlice<UInt8>) {
-            if !overlong {
-                if bytes.count + part.count > VCardParser.maximumBinaryBytes
-                    || (bytes.count + part.count > VCardParser.maximumLineBytes && !VCardParser.isBinaryHead(bytes)) {
+            if isBinary {
+                binaryBytes += part.count
+                overlong = overlong || binaryBytes > VCardParser.maximumBinaryBytes
+            } else if !overlong {
+                if bytes.count + part.count > VCardParser.maximumLineBytes {
                     overlong = true
                     bytes.append(contentsOf: part.prefix(max(0, 256 - bytes.count)))
                 } else {
                     bytes.append(contentsOf: part)
                 }
             }
+            if isQuotedPrintable == nil, bytes.count > 4096 {
+                isQuotedPrintable = false  // no name and parameters that long: not a property anyway
+            }
             if isQuotedPrintable == nil, let colon = VCardParser.headEnd(bytes) {
-                isQuotedPrintable = String(decoding: bytes[..<colon], as: UTF8.self).uppercased().contains("QUOTED-PRINTABLE")
+                let head = bytes[..<colon]
+                isQuotedPrintable = String(decoding: head, as: UTF8.self).uppercased().contains("QUOTED-PRINTABLE")
+                if VCardParser.isBinaryHead(Array(head)) {
+                    isBinary = true
+                    binaryBytes = bytes.count - colon - 1
+                    bytes.removeSubrange((colon + 1)...)
+                    overlong = binaryBytes > VCardParser.maximumBinaryBytes
+                }
             }
             softBreakPending = isQuotedPrintable == true && part.last == 0x3D && !overlong
-            if softBreakPending { bytes.removeLast() }
+            if softBreakPending, !isBinary { bytes.removeLast() }
         }
     }
 
@@ -349,6 +367,7 @@ public enum VCardParser {
     struct RawProperty {
         var group: String?
         var name: String
+        var spelledName: String
         var parameters: [VCardParameter]
         var head: ArraySlice<UInt8>
         var value: ArraySlice<UInt8>
@@ -369,6 +388,7 @@ public enum VCardParser {
             }
             guard !fullName.isEmpty, fullName.utf8.count <= 128, fullName.utf8.allSatisfy(Self.isNameByte) else { return nil }
             name = fullName.uppercased()
+            spelledName = fullName
             parameters = []
             guard nameEnd < head.endIndex else { return }
             for param in Self.splitParameters(head[(nameEnd + 1)...]) where !param.isEmpty {

@@ -19,6 +19,11 @@ public struct ImportProblem: Sendable {
     public let failure: MeishiFailure
     /// Whether a card was lost to it (counted as skipped).
     public let skipsCard: Bool
+    /// Whether nothing of the file could be read (missing, too large, not a vCard).
+    public let failsFile: Bool
+
+    /// Whether it lost data: an error, where the rest is a warning (a property read leniently or skipped).
+    public var isError: Bool { skipsCard || failsFile }
 }
 
 /// What `contacts import` did: every card and problem, and the counts of its summary.
@@ -58,18 +63,19 @@ public enum ContactImport {
             do {
                 bytes = try SecureFile.read(file, limit: maximumFileBytes)
             } catch {
-                report.problems.append(ImportProblem(file: file, line: 0, failure: error, skipsCard: false))
+                report.problems.append(ImportProblem(file: file, line: 0, failure: error, skipsCard: false, failsFile: true))
                 continue
             }
             guard bytes.count <= maximumFileBytes else {
                 report.problems.append(ImportProblem(file: file, line: 0, failure: MeishiFailure(
-                    "\(file): larger than \(maximumFileBytes >> 20) MiB", hint: "split the file", status: .dataError), skipsCard: false))
+                    "\(file): larger than \(maximumFileBytes >> 20) MiB", hint: "split the file", status: .dataError), skipsCard: false, failsFile: true))
                 continue
             }
             let (contacts, problems) = VCard.read(bytes)
             for p in problems {
                 report.problems.append(ImportProblem(file: file, line: p.line, failure: MeishiFailure(
-                    "\(displayName(file)):\(p.line): \(p.description)", status: .dataError), skipsCard: p.skipsCard && p.reason != .noCard))
+                    "\(displayName(file)):\(p.line): \(p.description)", status: .dataError),
+                    skipsCard: p.skipsCard && p.reason != .noCard, failsFile: p.reason == .noCard))
             }
             for (line, c) in contacts { found.append((displayName(file), line, c)) }
         }

@@ -11,7 +11,8 @@ struct Contacts: ParsableCommand {
             'signed' (valid signature, not met) or 'unsigned' (imported). A REF is a contact id, a DID \
             or unique DID prefix, or a unique name match.
             """,
-        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self])
+        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self,
+                      ContactsImport.self, ContactsExport.self, ContactsShare.self])
 }
 
 /// Prints a stored contact as `contacts show` and `contacts add` do.
@@ -24,6 +25,9 @@ func printContact(_ c: Contact) {
     print("  signed       \(Output.date(c.cardTimestamp))")
     print("  first seen   \(Output.date(c.firstSeen)) via \(c.source)")
     print("  last seen    \(Output.date(c.lastSeen))")
+    for (name, values) in Output.orderedFields(c.unsignedFields ?? [:]) {
+        for v in values { print("  \(name.padding(toLength: 11, withPad: " ", startingAt: 0))  \(Output.safe(v))  (unsigned: from a vCard, not signed)") }
+    }
     if !c.conflictIDs.isEmpty {
         print("  warning      same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation")
     }

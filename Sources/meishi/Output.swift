@@ -21,9 +21,14 @@ enum Output {
 
     /// Writes one JSON document (sorted keys, indented) and a newline to standard output.
     static func json(_ value: JSONValue) {
-        var out = pretty(value, indent: "")
-        out += "\n"
+        var out = ""
+        json(value, into: &out)
         FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// The same document appended to `out`, for a file.
+    static func json(_ value: JSONValue, into out: inout String) {
+        out += pretty(value, indent: "") + "\n"
     }
 
     private static func pretty(_ v: JSONValue, indent: String) -> String {
@@ -111,6 +116,7 @@ enum Output {
             "possibleImpersonationOf": .array(c.conflictIDs.map { .number(Double($0)) }),
         ]
         if let n = c.name { obj["name"] = .string(n) }
+        if let u = c.unsignedFields { obj["unsignedFields"] = .object(u.mapValues { .array($0.map(JSONValue.string)) }) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(PublicIdentity.fingerprint(of: Array(k))) }
         return .object(obj)
     }

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiStore
+
+struct ContactsImport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import vCard files (2.1, 3.0, 4.0) as 'unsigned' contacts.",
+        discussion: """
+            Reads every card in each file, whatever the address book that wrote it (folded lines, \
+            quoted-printable, CHARSET=, Shift_JIS or Latin-1 files, groups; photos are skipped). A card \
+            merges into an unsigned contact sharing its email or phone, adding only what is missing \
+            (--no-merge keeps it apart); into a verified contact only when it carries that contact's DID \
+            in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
+            name, email or phone under another or no DID is kept apart and flagged as a possible \
+            impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
+            exit 65 when any card was lost to one.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("vCard files, or - for standard input.", valueName: "file"))
+    var files: [String]
+
+    @Flag(help: "Show what would be imported, merged or skipped; store nothing.")
+    var dryRun = false
+
+    @Flag(help: "Never merge into a contact that shares an email or phone.")
+    var noMerge = false
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("name at least one vCard file, or - for standard input") }
+        guard files.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("standard input can be read only once") }
+    }
+
+    func run() throws {
+        let ctx = try global.context()
+        let report = try ContactImport.run(files: files, merge: !noMerge, dryRun: dryRun, home: ctx.home, now: ctx.now)
+        for p in report.problems {
+            if p.isError { Output.report(p.failure) } else { Output.warn(p.failure.message) }
+        }
+        let would = dryRun ? "would be " : ""
+        var cards: [JSONValue] = []
+        for card in report.cards {
+            let who = Output.safe(card.contact.name ?? card.contact.fields["email"]?.first ?? "(no name)")
+            var obj: [String: JSONValue] = ["file": .string(card.file), "line": .number(Double(card.line))]
+            guard let outcome = card.outcome else {
+                obj["result"] = .string("skipped")
+                obj["reason"] = .string("your own card")
+                cards.append(.object(obj))
+                if !json { print("skipped \(who): your own card (\(Output.safe(card.file)):\(card.line))") }
+                continue
+            }
+            obj["result"] = .string(outcome.name)
+            obj["contact"] = Output.contactJSON(outcome.contact)
+            cards.append(.object(obj))
+            let c = outcome.contact
+            for other in (outcome.contact.id == nil ? [] : conflicts(outcome)) {
+                Output.warn("\(who) uses the same name, email or phone as contact #\(other.id ?? 0) (\(other.did)) "
+                            + "under a different key: possible impersonation")
+            }
+            guard !json else { continue }
+            switch outcome {
+            case .imported:
+                print("\(dryRun ? "would import" : "imported") \(who) as #\(c.id ?? 0) (unsigned)")
+            case .merged(_, let added):
+                let what = added.keys.sorted().map { "\($0) +\(added[$0]!.count)" }.joined(separator: ", ")
+                let into = c.trust > .unsigned ? " as unsigned information" : ""
+                print("\(dryRun ? "would merge" : "merged") \(who) into #\(c.id ?? 0) \(Output.safe(c.name ?? ""))\(into)"
+                      + (what.isEmpty ? " (other properties)" : " (\(what))"))
+            case .unchanged:
+                print("skipped \(who): #\(c.id ?? 0) already holds everything")
+            }
+        }
+        let summary = "\(report.imported) \(would)imported, \(report.merged) \(would)merged, \(report.skipped) skipped"
+        if json {
+            Output.json(.object([
+                "cards": .array(cards),
+                "problems": .array(report.problems.map { .object(["file": .string($0.file), "line": .number(Double($0.line)),
+                                                                  "message": .string($0.failure.message)]) }),
+                "imported": .number(Double(report.imported)), "merged": .number(Double(report.merged)),
+                "skipped": .number(Double(report.skipped)), "dryRun": .bool(dryRun),
+            ]))
+        } else {
+            print(summary + (dryRun ? " (dry run: nothing stored)" : ""))
+        }
+        if let worst = report.problems.filter(\.isError).map(\.failure.status.rawValue).max() { throw ExitCode(worst) }
+    }
+
+    func conflicts(_ outcome: ImportOutcome) -> [Contact] {
+        if case .imported(_, let conflicts) = outcome { return conflicts }
+        return []
+    }
+}
