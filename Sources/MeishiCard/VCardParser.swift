@@ -270,6 +270,8 @@ public enum VCardParser {
                 logical = l
                 continue
             }
+            // A blank line (iOS writes CR CR LF) neither ends a property nor takes continuations.
+            if physical.isEmpty { continue }
             if let l = logical { finishLogical(l) }
             var l = LogicalLine(line: lineNumber)
             l.append(physical)

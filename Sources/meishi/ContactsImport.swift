@@ -41,8 +41,14 @@ struct ContactsImport: ParsableCommand {
     func run() throws {
         let ctx = try global.context()
         let report = try ContactImport.run(files: files, merge: !noMerge, dryRun: dryRun, home: ctx.home, now: ctx.now)
+        var shown: [String: Int] = [:]
         for p in report.problems {
+            shown[p.file, default: 0] += 1
+            guard shown[p.file]! <= Self.problemsShownPerFile else { continue }
             if p.isError { Output.report(p.failure) } else { Output.warn(p.failure.message) }
+        }
+        for (file, n) in shown.sorted(by: { $0.key < $1.key }) where n > Self.problemsShownPerFile {
+            Output.warn("\(Output.safe(file)): \(n - Self.problemsShownPerFile) more problems not shown")
         }
         let would = dryRun ? "would be " : ""
         var cards: [JSONValue] = []
@@ -91,6 +97,9 @@ struct ContactsImport: ParsableCommand {
         }
         if let worst = report.problems.filter(\.isError).map(\.failure.status.rawValue).max() { throw ExitCode(worst) }
     }
+
+    /// A broken file should not flood the terminal.
+    static let problemsShownPerFile = 20
 
     func conflicts(_ outcome: ImportOutcome) -> [Contact] {
         if case .imported(_, let conflicts) = outcome { return conflicts }
