@@ -51,12 +51,13 @@ public struct VCardExtras: Equatable, Sendable {
     }
 
     /// The names (uppercased, without group) of the kept properties.
-    public var propertyNames: Set<String> {
-        Set(properties.compactMap { line in
-            guard let end = line.firstIndex(where: { $0 == ";" || $0 == ":" }) else { return nil }
-            let full = line[..<end]
-            return String(full.split(separator: ".").last ?? full).uppercased()
-        })
+    public var propertyNames: Set<String> { Set(properties.map(Self.propertyName)) }
+
+    /// The name of a content line, uppercased, without its group.
+    static func propertyName(_ line: String) -> String {
+        let end = line.firstIndex { $0 == ";" || $0 == ":" } ?? line.endIndex
+        let full = line[..<end]
+        return String(full.split(separator: ".").last ?? full).uppercased()
     }
 
     // MARK: Stored form

@@ -61,7 +61,7 @@ extension VCard {
                 let d = prop.text.trimmingCharacters(in: .whitespaces)
                 if DIDKey.ed25519PublicKey(from: d) != nil { contact.did = d }
             default:
-                if prop.name.hasPrefix("X-MEISHI-"), let f = try? FieldName("x-" + prop.name.dropFirst(9).lowercased()) {
+                if prop.name.hasPrefix("X-MEISHI-"), !Self.dropped.contains(prop.name), let f = try? FieldName("x-" + prop.name.dropFirst(9).lowercased()) {
                     kept = contact.add(f.rawValue, prop.text)
                 }
             }

@@ -104,12 +104,19 @@ extension VCard {
     public static func write(_ entry: VCardEntry, version: VCardVersion) -> String {
         let v4 = version == .v4
         let kept = entry.extras.propertyNames
+        // N, ORG and ADR kept from an import go where meishi would write its own.
+        var inPlace: [String: [String]] = [:]
+        var rest: [String] = []
+        for line in entry.extras.properties {
+            let name = VCardExtras.propertyName(line)
+            if ["N", "ORG", "ADR"].contains(name) { inPlace[name, default: []].append(line) } else { rest.append(line) }
+        }
         var lines = ["BEGIN:VCARD", "VERSION:" + version.rawValue]
         if !v4 { lines.append("PRODID:-//meishi//meishi " + "contacts export//EN") }
         let name = entry.fields.first { $0.name == "name" }?.values.first
         let fallback = entry.fields.first { $0.name == "org" || $0.name == "email" || $0.name == "phone" }?.values.first
         lines.append("FN:" + escape(name ?? fallback ?? "-"))
-        if !kept.contains("N") { lines.append("N:;" + escape(name ?? "") + ";;;") }
+        lines += inPlace["N"] ?? (kept.contains("N") ? [] : ["N:;" + escape(name ?? "") + ";;;"])
         func decorated(_ field: String, _ property: String, _ value: String) -> String {
             let d = entry.extras.decoration(field, value)
             return (d?.group.map { $0 + "." } ?? "") + property + (d?.parameters ?? "")
@@ -119,12 +126,17 @@ extension VCard {
                 switch f.name {
                 case "name": if i > 0 { lines.append("FN:" + escape(v)) }
                 case "title": lines.append("TITLE:" + escape(v))
-                case "org": if !kept.contains("ORG") { lines.append("ORG:" + escape(v)) }
+                case "org": lines += inPlace["ORG"] ?? ["ORG:" + escape(v)]
                 case "email": lines.append(decorated("email", "EMAIL", v) + ":" + escape(v))
                 case "phone": lines.append(decorated("phone", "TEL", v) + (v4 ? ";VALUE=text" : "") + ":" + escape(v))
-                case "url": lines.append(decorated("url", "URL", v) + ":" + v.filter { !$0.isNewline })
+                // URIs take no escapes in RFC 6350, but vobject and many phones read URL as text
+                // and split it at a bare comma; our reader unescapes either way.
+                case "url": lines.append(decorated("url", "URL", v) + ":" + escape(v))
                 case "address":
-                    guard !kept.contains("ADR") else { continue }
+                    if let adr = inPlace["ADR"] {
+                        if i == 0 { lines += adr }
+                        continue
+                    }
                     if v4 {
                         lines.append("ADR" + parameterText([VCardParameter(name: "LABEL", values: [v])]) + ":;;" + escape(v) + ";;;;")
                     } else {
@@ -135,7 +147,9 @@ extension VCard {
                 }
             }
         }
-        lines += entry.extras.properties
+        if entry.fields.first(where: { $0.name == "address" }) == nil { lines += inPlace["ADR"] ?? [] }
+        if entry.fields.first(where: { $0.name == "org" }) == nil { lines += inPlace["ORG"] ?? [] }
+        lines += rest
         lines.append("UID:" + entry.uid)
         if let did = entry.did { lines.append("X-MEISHI-DID:" + did) }
         if let trust = entry.trust { lines.append("X-MEISHI-TRUST:" + trust) }
