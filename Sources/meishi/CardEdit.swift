@@ -23,6 +23,8 @@ struct CardEdit: ParsableCommand {
         let path = ctx.home.path + "/card-edit.txt"
         defer { unlink(path) }
         var text = CardEditText.text(of: original)
+        // The last text that failed: saving it again unchanged ends the loop (as a script would).
+        var lastFailed: String?
         while true {
             try SecureFile.write(Array(text.utf8), to: path)
             try Self.runEditor(editor, path)
@@ -35,13 +37,14 @@ struct CardEdit: ParsableCommand {
                 card = try CardEditText.card(from: edited)
             } catch {
                 let message = "line \(error.line): " + Self.describe(error.reason)
-                if edited == text {
+                let attempt = Self.withoutErrorLines(edited)
+                if attempt == lastFailed {
                     throw MeishiFailure("card not saved: \(message)", hint: "run 'meishi card edit' again and fix that line",
                                         status: .dataError)
                 }
                 Output.warn(message)
-                let kept = edited.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }
-                text = "# error: \(message)\n" + kept.joined(separator: "\n")
+                lastFailed = attempt
+                text = "# error: \(message)\n" + attempt
                 continue
             }
             guard card != original else {
@@ -52,6 +55,10 @@ struct CardEdit: ParsableCommand {
             print("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")
             return
         }
+    }
+
+    static func withoutErrorLines(_ text: String) -> String {
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }.joined(separator: "\n")
     }
 
     static func describe(_ reason: CardEditText.LineError.Reason) -> String {
