@@ -32,8 +32,8 @@ public enum CardImport {
         let names = contact.fields.keys.compactMap { try? FieldName($0) }.sorted()
         for field in names {
             for value in contact.fields[field.rawValue]! {
-                if field.isMultiValued, card.fields[field]?.contains(where: { $0.value == value.precomposedStringWithCanonicalMapping }) == true {
-                    continue
+                if card.fields[field]?.contains(where: { $0.value == value.precomposedStringWithCanonicalMapping }) == true {
+                    if field.isMultiValued { continue } else { break }
                 }
                 let l = level(field, value)
                 do {
