@@ -30,8 +30,8 @@ public enum CardImport {
         var result = Result()
         for field in contact.fields.keys.sorted() {
             for value in contact.fields[field]! {
-                if field.isMultiValued, card.fields[field]?.contains(where: { $0.value == value.precomposedStringWithCanonicalMapping }) == true {
-                    continue
+                if card.fields[field]?.contains(where: { $0.value == value.precomposedStringWithCanonicalMapping }) == true {
+                    if field.isMultiValued { continue } else { break }
                 }
                 let l = level(field, value)
                 do throws(CardError) {

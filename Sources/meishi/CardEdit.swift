@@ -23,6 +23,8 @@ struct CardEdit: MeishiCommand {
         let path = session.home.path + "/card-edit.txt"
         defer { unlink(path) }
         var text = CardEditText.text(of: original)
+        // The last text that failed: saving it again unchanged ends the loop (as a script would).
+        var lastFailed: String?
         while true {
             try SecureFile.write(Array(text.utf8), to: path)
             try Self.runEditor(editor, path, environment: ctx.environment)
@@ -33,10 +35,11 @@ struct CardEdit: MeishiCommand {
                 card = try CardEditText.card(from: edited)
             } catch {
                 let message = "line \(error.line): " + MeishiFailure.editLine(error.reason)
-                if edited == text { throw MeishiFailure.editNotSaved(message) }
+                let attempt = Self.withoutErrorLines(edited)
+                if attempt == lastFailed { throw MeishiFailure.editNotSaved(message) }
                 ctx.out.warn(message)
-                let kept = edited.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }
-                text = "# error: \(message)\n" + kept.joined(separator: "\n")
+                lastFailed = attempt
+                text = "# error: \(message)\n" + attempt
                 continue
             }
             guard card != original else {
@@ -47,6 +50,10 @@ struct CardEdit: MeishiCommand {
             ctx.out.line("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")
             return
         }
+    }
+
+    static func withoutErrorLines(_ text: String) -> String {
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }.joined(separator: "\n")
     }
 
     /// Runs the editor command through the shell, as git does, on the terminal, with the

@@ -99,6 +99,14 @@ import Testing
         #expect(j["dryRun"] as? Bool == true)
         #expect((j["cards"] as? [[String: Any]])?.first?["result"] as? String == "imported")
         #expect(mei.storeDigest() == before)
+        // My own card (my DID in X-MEISHI-DID) is skipped, never stored as a contact.
+        let mine = try mei("card", "qr", "--vcard", "--format", "text")
+        try #require(mine.status == 0, "\(mine.stderr)")
+        let own = try mei.run(["contacts", "import", "-"], stdin: Data(mine.stdout.utf8))
+        #expect(own.status == 0)
+        #expect(own.stdout.contains("skipped Mei Tanaka: your own card"), "\(own.stdout)")
+        #expect(own.stdout.contains("0 imported, 0 merged, 1 skipped"))
+        #expect(mei.storeDigest() == before)
         // Standard input.
         let s = try mei.run(["contacts", "import", "-"], stdin: Data("BEGIN:VCARD\nFN:From Stdin\nEND:VCARD\n".utf8))
         #expect(s.status == 0)
