@@ -93,12 +93,15 @@ extension ContactStore {
     }
 
     static func importOne(_ c: ImportedContact, key: String, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {
+        // Cached statements: an import of thousands of cards would otherwise prepare (and
+        // authorize) the same few statements for every card.
+        let byDID = try db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?")
         if let did = c.did {
-            if let verified = try Contact.filter(Column("did") == did).fetchOne(db), verified.trust > .unsigned {
+            if let verified = try Contact.fetchOne(byDID, arguments: [did]), verified.trust > .unsigned {
                 return try mergeIntoVerified(verified, c, seen: seen, in: db)
             }
         }
-        if let same = try Contact.filter(Column("did") == key).fetchOne(db) {
+        if let same = try Contact.fetchOne(byDID, arguments: [key]) {
             return try mergeIntoUnsigned(same, c, seen: seen, in: db)
         }
         if merge, let target = try unsignedMatch(for: c, in: db) {
@@ -107,19 +110,21 @@ extension ContactStore {
         var contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: source, seen: seen,
                               cardTimestamp: c.revision ?? seen)
         contact.vcard = c.extras.json
-        guard case .added(var added, var conflicts) = try store(contact, in: db) else {
-            // The key was checked above: only a concurrent writer could get here.
-            throw StoreError.unavailable("contact \(key) appeared during the import")
-        }
+        // The key is new (checked above): insert as `store` would, without looking it up again.
+        var conflicts = try Self.conflicts(for: contact, in: db)
+        var added = contact
+        added.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
+        try added.insert(db)
+        try replaceValues(of: added, in: db)
         // The impersonation rule also covers a verified contact's phone number.
         let known = Set(conflicts.compactMap(\.id))
         let phones = (c.fields["phone"] ?? []).map { Contact.normalized("phone", $0) }
         if !phones.isEmpty {
-            let ids = try Int64.fetchAll(db, sql: """
+            let ids = try Int64.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
                 WHERE v.field = 'phone' AND v.normalized IN (\(databaseQuestionMarks(count: phones.count)))
                   AND c.trust != 'unsigned' AND c.id != ?
-                """, arguments: StatementArguments(phones + [added.id!]))
+                """), arguments: StatementArguments(phones + [added.id!]))
             let extra = ids.filter { !known.contains($0) }
             if !extra.isEmpty {
                 conflicts += try Contact.filter(keys: extra).fetchAll(db)
@@ -136,11 +141,11 @@ extension ContactStore {
         var values: [String] = []
         for field in ["email", "phone"] { values += (c.fields[field] ?? []).map { Contact.normalized(field, $0) } }
         guard !values.isEmpty else { return nil }
-        let found = try Contact.fetchAll(db, sql: """
+        let found = try Contact.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM contact WHERE trust = 'unsigned' AND id IN (
               SELECT contactId FROM contact_value WHERE field IN ('email', 'phone')
               AND normalized IN (\(databaseQuestionMarks(count: values.count)))) ORDER BY id LIMIT 10
-            """, arguments: StatementArguments(values))
+            """), arguments: StatementArguments(values))
         return found.first { other in
             guard let did = c.did, other.did.hasPrefix("unsigned:did:") else { return true }
             return other.did == "unsigned:" + did
