@@ -28,6 +28,8 @@ func printContact(_ c: Contact) {
     for (name, values) in Output.orderedFields(c.unsignedFields ?? [:]) {
         for v in values { print("  \(name.padding(toLength: 11, withPad: " ", startingAt: 0))  \(Output.safe(v))  (unsigned: from a vCard, not signed)") }
     }
+    let kept = VCardExtras(json: c.vcard).properties.count
+    if kept > 0 { print("  vcard        \(kept) other propert\(kept == 1 ? "y" : "ies") kept for 'contacts export'") }
     if !c.conflictIDs.isEmpty {
         print("  warning      same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation")
     }

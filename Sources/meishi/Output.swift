@@ -117,6 +117,8 @@ enum Output {
         ]
         if let n = c.name { obj["name"] = .string(n) }
         if let u = c.unsignedFields { obj["unsignedFields"] = .object(u.mapValues { .array($0.map(JSONValue.string)) }) }
+        let kept = VCardExtras(json: c.vcard).properties
+        if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(PublicIdentity.fingerprint(of: Array(k))) }
         return .object(obj)
     }
