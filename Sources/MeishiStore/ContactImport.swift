@@ -79,12 +79,15 @@ extension ContactStore {
 
     static func importOne(_ card: UnsignedCard, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {
         let c = card.contact, key = card.key
+        // Cached statements: an import of thousands of cards would otherwise prepare (and
+        // authorize) the same few statements for every card.
+        let byDID = try db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?")
         if let did = c.did {
-            if let verified = try Contact.filter(Column("did") == did).fetchOne(db), verified.trust > .unsigned {
+            if let verified = try Contact.fetchOne(byDID, arguments: [did]), verified.trust > .unsigned {
                 return try mergeIntoVerified(verified, c, seen: seen, in: db)
             }
         }
-        if let same = try Contact.filter(Column("did") == key).fetchOne(db) {
+        if let same = try Contact.fetchOne(byDID, arguments: [key]) {
             return try mergeIntoUnsigned(same, c, seen: seen, in: db)
         }
         if merge, let target = try unsignedMatch(for: c, in: db) {
@@ -93,10 +96,9 @@ extension ContactStore {
         var contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: source, seen: seen,
                               cardTimestamp: c.revision ?? seen, payload: card.raw.map { Data($0) })
         contact.vcard = c.extras.json
-        guard case .added(var added, var conflicts) = try store(contact, in: db) else {
-            // The key was checked above: only a concurrent writer could get here.
-            throw StoreError.unavailable("contact \(key) appeared during the import")
-        }
+        // The key is new (checked above): insert as `store` would, without looking it up again.
+        try refuseNUL(contact)
+        var (added, conflicts) = try insertNew(contact, in: db)
         // The impersonation rule also covers a verified contact's phone number.
         let known = Set(conflicts.compactMap(\.id))
         let extra = try ids(sharing: .phone, with: added, verifiedOnly: true, in: db).filter { !known.contains($0) }
@@ -113,11 +115,11 @@ extension ContactStore {
     static func unsignedMatch(for c: ImportedContact, in db: Database) throws -> Contact? {
         let values = [FieldName.email, .phone].flatMap { f in (c.fields[f] ?? []).map { Contact.normalized(f, $0) } }
         guard !values.isEmpty else { return nil }
-        let found = try Contact.fetchAll(db, sql: """
+        let found = try Contact.fetchAll(db.cachedStatement(sql: """
             SELECT * FROM contact WHERE trust = 'unsigned' AND id IN (
               SELECT contactId FROM contact_value WHERE field IN ('email', 'phone')
               AND normalized IN (\(databaseQuestionMarks(count: values.count)))) ORDER BY id LIMIT 10
-            """, arguments: StatementArguments(values))
+            """), arguments: StatementArguments(values))
         return found.first { other in
             guard let did = c.did, other.did.hasPrefix("unsigned:did:") else { return true }
             return other.did == "unsigned:" + did

@@ -214,12 +214,18 @@ public final class ContactStore: Sendable {
             try replaceValues(of: updated, in: db)
             return .updated(updated, conflicts: conflicts)
         }
+        let (added, conflicts) = try insertNew(incoming, in: db)
+        return .added(added, conflicts: conflicts)
+    }
+
+    /// Inserts a contact whose DID is not stored yet, flagged with the contacts it may impersonate.
+    static func insertNew(_ incoming: Contact, in db: Database) throws -> (Contact, conflicts: [Contact]) {
         var added = incoming
         let conflicts = try conflicts(for: added, in: db)
         added.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
         try added.insert(db)
         try replaceValues(of: added, in: db)
-        return .added(added, conflicts: conflicts)
+        return (added, conflicts)
     }
 
     /// Inserts many new contacts in one transaction (imports and benchmarks), with prepared
@@ -254,7 +260,7 @@ public final class ContactStore: Sendable {
     }
 
     /// NUL cuts text short in C APIs and SQLite functions: a contact holding one is refused.
-    private static func refuseNUL(_ c: Contact) throws {
+    static func refuseNUL(_ c: Contact) throws {
         if TerminalText.containsNUL(c.did) { throw StoreError.nulCharacter(field: "did") }
         if let f = c.fieldWithNUL { throw StoreError.nulCharacter(field: f.rawValue) }
     }
@@ -279,11 +285,11 @@ public final class ContactStore: Sendable {
     static func ids(sharing field: FieldName, with contact: Contact, verifiedOnly: Bool, in db: Database) throws -> [Int64] {
         let values = (contact.fields[field] ?? []).map { Contact.normalized(field, $0) }
         guard !values.isEmpty else { return [] }
-        return try Int64.fetchAll(db, sql: """
+        return try Int64.fetchAll(db.cachedStatement(sql: """
             SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
             WHERE v.field = ? AND v.normalized IN (\(databaseQuestionMarks(count: values.count))) AND c.did != ?
             \(verifiedOnly ? "AND c.trust != 'unsigned'" : "")
-            """, arguments: StatementArguments([field.rawValue] + values + [contact.did]))
+            """), arguments: StatementArguments([field.rawValue] + values + [contact.did]))
     }
 
     // MARK: Reading

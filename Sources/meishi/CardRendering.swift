@@ -48,6 +48,8 @@ enum CardRendering {
         for name in unsigned.keys.sorted() {
             for v in unsigned[name]! { rows.append((name.rawValue, Console.safe(v) + "  (unsigned: from a vCard, not signed)")) }
         }
+        let kept = VCardExtras(json: c.vcard).properties.count
+        if kept > 0 { rows.append(("vcard", "\(kept) other propert\(kept == 1 ? "y" : "ies") kept for 'contacts export'")) }
         if !c.conflictIDs.isEmpty {
             rows.append(("warning", "same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation"))
         }
@@ -75,6 +77,8 @@ enum CardRendering {
         ]
         if let n = c.name { obj["name"] = .string(n) }
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }
+        let kept = VCardExtras(json: c.vcard).properties
+        if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(k.fingerprint) }
         return .object(obj)
     }

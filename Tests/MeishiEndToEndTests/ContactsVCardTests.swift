@@ -178,6 +178,10 @@ import Testing
         #expect(text.contains("item1.EMAIL;TYPE=INTERNET:aki@example.org\r\n"))
         #expect(text.contains("UID:urn:uuid:"))
 
+        let aki = try #require(try mei("contacts", "show", "Aki", "--json").json["vcardProperties"] as? [String])
+        #expect(aki.contains("item1.X-ABLabel:Work") && aki.contains("BDAY:1990-01-31"))
+        #expect(try mei("contacts", "show", "Aki").stdout.contains("vcard        4 other properties kept for 'contacts export'"))
+
         // Parsed again by meishi: the same contacts.
         let other = CLI()
         let r = try other("contacts", "import", out)
