@@ -27,7 +27,7 @@ struct CardEdit: MeishiCommand {
         var lastFailed: String?
         while true {
             try SecureFile.write(Array(text.utf8), to: path)
-            try Self.runEditor(editor, path, environment: ctx.environment)
+            try Self.runEditor(editor, path, ctx)
             let edited = String(decoding: try SecureFile.read(path, limit: 1 << 20), as: UTF8.self)
             if CardEditText.isEmpty(edited) { throw MeishiFailure.editCancelled }
             let card: Card
@@ -56,15 +56,12 @@ struct CardEdit: MeishiCommand {
         text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }.joined(separator: "\n")
     }
 
-    /// Runs the editor command through the shell, as git does, on the terminal, with the
-    /// context's environment.
-    static func runEditor(_ editor: String, _ path: String, environment: [String: String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", editor + " \"$1\"", editor, path]
-        p.environment = environment
-        do { try p.run() } catch { throw MeishiFailure.cannotStartEditor(editor, error.localizedDescription) }
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw MeishiFailure.editorFailed(editor, status: p.terminationStatus) }
+    /// Runs the editor on `path` through the context; a failure leaves the card unchanged.
+    static func runEditor(_ editor: String, _ path: String, _ ctx: Context) throws {
+        let status: Int32
+        do { status = try ctx.runEditor(editor, path, ctx.environment) } catch {
+            throw MeishiFailure.cannotStartEditor(editor, error.localizedDescription)
+        }
+        guard status == 0 else { throw MeishiFailure.editorFailed(editor, status: status) }
     }
 }
