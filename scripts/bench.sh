@@ -202,3 +202,6 @@ if [ -x "$PWD/.venv/bin/wormhole" ]; then
 else
   echo "(.venv has no magic-wormhole: comparison skipped)"
 fi
+
+echo
+scripts/bench-vcard.sh "$meishi"

@@ -46,6 +46,20 @@ public enum MeishiError: Error, Sendable {
     /// A Solidarity card being stored was issued by the user's own Solidarity key.
     case ownSolidarityCard
 
+    // Importing, exporting and passing on contacts
+    /// An input file is larger than the command reads (`limit` bytes).
+    case fileTooLarge(path: String, limit: Int)
+    /// Something wrong in a vCard file, located by line.
+    case vcard(path: String, VCardProblem)
+    /// `card import` fills the card from one vCard; the file holds `count`.
+    case notOneCard(path: String, count: Int)
+    /// `card import` found nothing the card does not already hold.
+    case nothingToImport(path: String)
+    /// An unsigned contact has no signed card to pass on (`name` as stored: peer text).
+    case unsignedContact(id: Int64, name: String)
+    /// A stored signed card no longer verifies.
+    case storedCardInvalid(id: Int64, PayloadError)
+
     // The layers below
     case card(CardError)
     case payload(PayloadError)

@@ -47,8 +47,7 @@ public enum QRService {
         if vcard {
             let pub = try identities.loadPublic()
             let disclosed = try CardService.share(card, level: level, only: only)
-            let fields = disclosed.keys.sorted().map { (name: $0.rawValue, values: disclosed[$0]!) }
-            return (VCard.make(fields: fields, did: pub.did, timestamp: now), .utf8)
+            return (VCard.make(fields: disclosed, did: pub.did, timestamp: now), .utf8)
         }
         let identity = try identities.load(passphrases: passphrases)
         let signed = try CardService.sign(card, level: level, only: only, identity: identity, now: now)
@@ -84,21 +83,21 @@ public enum QRService {
         return .other
     }
 
-    /// Stores an unsigned contact (vCard, MECARD, Solidarity plaintext envelope or link). Its key is `unsigned:` followed by the DID it
-    /// claims, or by a hash of its name and first email or phone: an unsigned card never lands
-    /// on a verified DID.
+    /// Stores an unsigned contact (vCard, MECARD, Solidarity plaintext envelope or link) as
+    /// `contacts import` does: merged into the verified contact whose DID it carries, or into an
+    /// unsigned one sharing an email or phone, else added under an `unsigned:` key
+    /// (`ContactImport.key`), so it never lands on a verified DID.
     public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {
-        let key: String
-        if let did = c.did {
-            key = "unsigned:" + did
-        } else {
-            let basis = [c.name ?? "", c.fields["email"]?.first ?? "", c.fields["phone"]?.first ?? ""].joined(separator: "\n")
-            key = "unsigned:" + Hex.encode(SHA256.hash(Array(basis.lowercased().utf8)).prefix(16))
+        let outcome: ImportOutcome
+        do {
+            outcome = try store.importUnsigned([UnsignedCard(c, key: ContactImport.key(for: c), raw: raw)], merge: true,
+                                               source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
+                                               seen: now, dryRun: false)[0]
+        } catch { throw .store(error) }
+        switch outcome {
+        case .imported(let contact, let conflicts): return .added(contact, conflicts: conflicts)
+        case .merged(let contact, _): return .updated(contact, conflicts: [])
+        case .unchanged(let contact): return .unchanged(contact)
         }
-        var fields: [FieldName: [String]] = [:]
-        for (name, values) in c.fields { if let f = try? FieldName(name) { fields[f] = values } }
-        let contact = Contact(did: key, fields: fields, level: .public, trust: .unsigned, source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
-                              seen: now, cardTimestamp: c.revision ?? now, payload: Data(raw))
-        do { return try store.store(contact) } catch { throw .store(error) }
     }
 }

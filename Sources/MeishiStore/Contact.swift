@@ -49,6 +49,10 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var payload: Data?
     /// Set when another DID already uses this name or email: the ids of those contacts.
     public var conflictsWith: String?
+    /// Values an unsigned vCard added to a verified contact: shown apart, never vouched for.
+    public var unsignedFields: [FieldName: [String]]?
+    /// What an imported vCard held beyond the fields (`VCardExtras` JSON), for export.
+    public var vcard: String?
 
     public init(id: Int64? = nil, did: String, fields: [FieldName: [String]], level: DisclosureLevel, trust: Trust,
                 source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Ed25519.PublicKey? = nil,
@@ -97,6 +101,8 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["conflictsWith"] = conflictsWith
         container["nameSkeleton"] = nameSkeleton
         container["nameSkeletonAsTyped"] = nameSkeletonAsTyped
+        container["unsignedFields"] = unsignedFields.map(FieldsColumn.encode)
+        container["vcard"] = vcard
     }
 
     /// The keys the impersonation check compares names by (`NameSkeleton`), nil without a name.
@@ -138,6 +144,11 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         }
         payload = row["payload"]
         conflictsWith = row["conflictsWith"]
+        if let json: String = row["unsignedFields"] {
+            guard let decoded = FieldsColumn.decode(json) else { throw damaged("the unsignedFields column is not valid") }
+            unsignedFields = decoded
+        }
+        vcard = row["vcard"]
     }
 
     /// Ids of the contacts this one may impersonate.
@@ -147,10 +158,17 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
 
     /// Values worth matching on: emails (lowercased) and phones (E.164 where known).
     var matchValues: [(field: FieldName, value: String, normalized: String)] {
-        var out: [(FieldName, String, String)] = []
-        for e in fields[.email] ?? [] { out.append((.email, e, CardText.normalizedEmail(e))) }
-        for p in fields[.phone] ?? [] { out.append((.phone, p, CardText.e164(p) ?? p)) }
-        return out
+        [FieldName.email, .phone].flatMap { f in (fields[f] ?? []).map { (f, $0, Self.normalized(f, $0)) } }
+    }
+
+    /// The form two values of `field` are compared in: emails lowercased, phones in E.164 where
+    /// known; other fields as they are.
+    static func normalized(_ field: FieldName, _ value: String) -> String {
+        switch field {
+        case .email: CardText.normalizedEmail(value)
+        case .phone: CardText.e164(value) ?? value
+        default: value
+        }
     }
 }
 

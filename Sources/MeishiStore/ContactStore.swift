@@ -67,7 +67,7 @@ public struct ContactQuery: Sendable {
 /// The SQLite store of contacts, in WAL mode through a GRDB `DatabasePool`.
 public final class ContactStore: Sendable {
     public static let fileName = "meishi.sqlite"
-    private let pool: DatabasePool
+    let pool: DatabasePool
     public let path: String
 
     /// Opens (creating with mode 0600 when missing) and migrates the store at `path`.
@@ -181,6 +181,7 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_on_nameSkeleton", on: "contact", columns: ["nameSkeleton"])
             try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
         }
+        registerImportMigration(&m)
         return m
     }
 
@@ -213,12 +214,18 @@ public final class ContactStore: Sendable {
             try replaceValues(of: updated, in: db)
             return .updated(updated, conflicts: conflicts)
         }
+        let (added, conflicts) = try insertNew(incoming, in: db)
+        return .added(added, conflicts: conflicts)
+    }
+
+    /// Inserts a contact whose DID is not stored yet, flagged with the contacts it may impersonate.
+    static func insertNew(_ incoming: Contact, in db: Database) throws -> (Contact, conflicts: [Contact]) {
         var added = incoming
         let conflicts = try conflicts(for: added, in: db)
         added.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
         try added.insert(db)
         try replaceValues(of: added, in: db)
-        return .added(added, conflicts: conflicts)
+        return (added, conflicts)
     }
 
     /// Inserts many new contacts in one transaction (imports and benchmarks), with prepared
@@ -245,7 +252,7 @@ public final class ContactStore: Sendable {
         }
     }
 
-    private static func replaceValues(of contact: Contact, in db: Database) throws {
+    static func replaceValues(of contact: Contact, in db: Database) throws {
         try ContactValue.filter(Column("contactId") == contact.id!).deleteAll(db)
         for v in contact.matchValues {
             try ContactValue(contactId: contact.id!, field: v.field, value: v.value, normalized: v.normalized).insert(db)
@@ -253,14 +260,14 @@ public final class ContactStore: Sendable {
     }
 
     /// NUL cuts text short in C APIs and SQLite functions: a contact holding one is refused.
-    private static func refuseNUL(_ c: Contact) throws {
+    static func refuseNUL(_ c: Contact) throws {
         if TerminalText.containsNUL(c.did) { throw StoreError.nulCharacter(field: "did") }
         if let f = c.fieldWithNUL { throw StoreError.nulCharacter(field: f.rawValue) }
     }
 
     /// Other DIDs whose name has one of the same confusable skeletons (`NameSkeleton`: it looks
     /// the same on a screen), or that use one of the same emails.
-    private static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
+    static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
         var ids = Set<Int64>()
         for (column, key) in [("nameSkeleton", contact.nameSkeleton), ("nameSkeletonAsTyped", contact.nameSkeletonAsTyped)] {
             guard let key, !key.isEmpty else { continue }
@@ -268,16 +275,21 @@ public final class ContactStore: Sendable {
                                           arguments: [key, contact.did])
             ids.formUnion(rows)
         }
-        let emails = (contact.fields[.email] ?? []).map(CardText.normalizedEmail)
-        if !emails.isEmpty {
-            let rows = try Int64.fetchAll(db, sql: """
-                SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
-                WHERE v.field = 'email' AND v.normalized IN (\(databaseQuestionMarks(count: emails.count))) AND c.did != ?
-                """, arguments: StatementArguments(emails + [contact.did]))
-            ids.formUnion(rows)
-        }
+        ids.formUnion(try Self.ids(sharing: .email, with: contact, verifiedOnly: false, in: db))
         guard !ids.isEmpty else { return [] }
         return try Contact.filter(keys: Array(ids)).order(Column("id")).fetchAll(db)
+    }
+
+    /// Ids of the other DIDs holding one of `contact`'s values of `field` (email or phone,
+    /// compared normalised), only verified ones when `verifiedOnly`.
+    static func ids(sharing field: FieldName, with contact: Contact, verifiedOnly: Bool, in db: Database) throws -> [Int64] {
+        let values = (contact.fields[field] ?? []).map { Contact.normalized(field, $0) }
+        guard !values.isEmpty else { return [] }
+        return try Int64.fetchAll(db.cachedStatement(sql: """
+            SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
+            WHERE v.field = ? AND v.normalized IN (\(databaseQuestionMarks(count: values.count))) AND c.did != ?
+            \(verifiedOnly ? "AND c.trust != 'unsigned'" : "")
+            """), arguments: StatementArguments([field.rawValue] + values + [contact.did]))
     }
 
     // MARK: Reading

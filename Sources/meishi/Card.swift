@@ -13,7 +13,8 @@ struct CardCommand: AsyncParsableCommand {
             gets its field's default: public for name, title, org and url; professional for email and \
             phone; personal for address, note and x- fields.
             """,
-        subcommands: [CardSet.self, CardAdd.self, CardUnset.self, CardShow.self, CardExport.self, CardQR.self])
+        subcommands: [CardSet.self, CardAdd.self, CardUnset.self, CardShow.self, CardExport.self, CardQR.self,
+                      CardImportCommand.self, CardEdit.self])
 }
 
 /// The field, value and level arguments of `card set` and `card add`.

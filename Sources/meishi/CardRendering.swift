@@ -44,10 +44,21 @@ enum CardRendering {
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
                  ("first seen", "\(date(c.firstSeen)) via \(c.source)"), ("last seen", date(c.lastSeen))]
+        let unsigned = c.unsignedFields ?? [:]
+        for name in unsigned.keys.sorted() {
+            for v in unsigned[name]! { rows.append((name.rawValue, Console.safe(v) + "  (unsigned: from a vCard, not signed)")) }
+        }
+        let kept = VCardExtras(json: c.vcard).properties.count
+        if kept > 0 { rows.append(("vcard", "\(kept) other propert\(kept == 1 ? "y" : "ies") kept for 'contacts export'")) }
         if !c.conflictIDs.isEmpty {
             rows.append(("warning", "same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation"))
         }
         return "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
+    }
+
+    /// Fields as a JSON object of arrays of strings.
+    static func fields(_ f: [FieldName: [String]]) -> JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: f.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) }))
     }
 
     /// The JSON form of a stored contact (field names are stable for scripts).
@@ -55,7 +66,7 @@ enum CardRendering {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
-            "fields": .object(Dictionary(uniqueKeysWithValues: c.fields.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) })),
+            "fields": fields(c.fields),
             "level": .string(c.level.rawValue),
             "trust": .string(c.trust.rawValue),
             "source": .string(c.source),
@@ -65,6 +76,9 @@ enum CardRendering {
             "possibleImpersonationOf": .array(c.conflictIDs.map { .number(Double($0)) }),
         ]
         if let n = c.name { obj["name"] = .string(n) }
+        if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }
+        let kept = VCardExtras(json: c.vcard).properties
+        if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(k.fingerprint) }
         return .object(obj)
     }
@@ -86,9 +100,13 @@ extension Console {
     /// A warning on stderr for each stored contact the new card may impersonate.
     func warnConflicts(_ outcome: StoreOutcome) {
         let c = outcome.contact
-        for other in outcome.conflicts {
-            warn("\(Console.safe(c.name ?? c.did)) uses the same name or email as contact #\(other.id ?? 0) "
-                 + "(\(other.did)) under a different key: possible impersonation")
+        warnConflicts(Console.safe(c.name ?? c.did), outcome.conflicts, sharing: "name or email")
+    }
+
+    /// A warning for each of `others`, whose name or values (`sharing`) the contact `who` uses.
+    func warnConflicts(_ who: String, _ others: [Contact], sharing: String) {
+        for other in others {
+            warn("\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation")
         }
     }
 }

@@ -5,11 +5,12 @@ import MeishiStore
 
 struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Store, list, show and delete verified contacts.",
+        abstract: "Store, list, show and delete contacts; import, export and share them.",
         discussion: """
             A contact is keyed by its DID. Trust is 'met' (exchanged in person with a confirmed code), \
             'signed' (valid signature, not met) or 'unsigned' (imported). A REF is a contact id, a DID \
             or unique DID prefix, or a unique name match.
             """,
-        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self])
+        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self,
+                      ContactsImport.self, ContactsExport.self, ContactsShare.self])
 }

@@ -39,6 +39,9 @@ struct Context: Sendable {
     /// Reads standard input, at most `limit + 1` bytes.
     var readStandardInput: @Sendable (_ limit: Int) throws(MeishiError) -> [UInt8]
     var terminal: TerminalIO
+    /// Runs an editor command (`$VISUAL`/`$EDITOR`, through the shell as git does) on a file at the
+    /// terminal, with an environment; returns its exit status. Tests replace it with a script.
+    var runEditor: @Sendable (_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32 = Context.shellEditor
 
     /// The real process: its environment, clock, standard streams and terminal.
     static func live() -> Context {
@@ -46,6 +49,17 @@ struct Context: Sendable {
                 clock: { Date() }, standardOutput: .standardOutput, standardError: .standardError,
                 readStandardInput: { limit throws(MeishiError) in try SecureFile.read("-", limit: limit) },
                 terminal: LiveTerminal())
+    }
+
+    /// The live editor: `/bin/sh -c 'EDITOR "$1"'` on the process's terminal.
+    static func shellEditor(_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", editor + " \"$1\"", editor, path]
+        p.environment = environment
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
     }
 
     var now: Date { clock() }

@@ -58,6 +58,19 @@ extension MeishiFailure {
                       hint: "share fewer fields with --fields or a lower --level", status: .dataError)
         case .ownCard: self.init("that is your own card", status: .dataError)
         case .ownSolidarityCard: self.init("that is your own Solidarity card", status: .dataError)
+        case .fileTooLarge(let path, let limit):
+            self.init("\(path) is larger than \(limit >> 20) MiB", hint: "split the file", status: .dataError)
+        case .vcard(let path, let problem): self.init("\(path):\(problem.line): \(problem.description)", status: .dataError)
+        case .notOneCard(let path, let count):
+            self.init("\(path) holds \(count) cards; your card is filled from one",
+                      hint: "export a single contact from your address book", status: .dataError)
+        case .nothingToImport(let path):
+            self.init("nothing to import: your card already holds every value of \(path)", status: .failure)
+        case .unsignedContact(let id, let name):
+            self.init("#\(id) \(name) is unsigned: there is no signed card to pass on",
+                      hint: "'meishi contacts export' writes it as a vCard", status: .dataError)
+        case .storedCardInvalid(let id, let e):
+            self.init("the stored card of #\(id) no longer verifies: \(e.reason)", status: .dataError)
         case .card(let e): self.init(e)
         case .payload(let e): self.init(e)
         case .solidarity(let e): self.init(e)
@@ -197,6 +210,35 @@ extension MeishiFailure {
         case .protocolFailure: self.init(text + "; nothing was stored", status: .dataError)
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
+        }
+    }
+}
+
+/// `card edit`'s failures: the editor is run by the command itself, not by a service.
+extension MeishiFailure {
+    static let editCancelled = MeishiFailure("card edit cancelled: the file was empty; your card is unchanged", status: .failure)
+
+    /// A mistake left as it was after the editor reopened with it.
+    static func editNotSaved(_ message: String) -> MeishiFailure {
+        MeishiFailure("card not saved: \(message)", hint: "run 'meishi card edit' again and fix that line", status: .dataError)
+    }
+
+    static func cannotStartEditor(_ editor: String, _ reason: String) -> MeishiFailure {
+        MeishiFailure("cannot start the editor \(editor): \(reason)", hint: "set EDITOR", status: .unavailable)
+    }
+
+    static func editorFailed(_ editor: String, status: Int32) -> MeishiFailure {
+        MeishiFailure("the editor \(editor) failed (exit \(status)); your card is unchanged", status: .failure)
+    }
+
+    /// Why a line of the edited card was refused, as the reopened editor shows it.
+    static func editLine(_ reason: CardEditText.LineError.Reason) -> String {
+        switch reason {
+        case .malformed: return "expected FIELD [LEVEL]: VALUE"
+        case .unknownLevel(let l): return "unknown level \"\(l)\" (public, professional or personal)"
+        case .refused(let e):
+            let f = MeishiFailure(e)
+            return f.message + (f.hint.map { " (\($0))" } ?? "")
         }
     }
 }

@@ -77,3 +77,9 @@ struct FieldListArgument: ExpressibleByArgument {
         names = out
     }
 }
+
+/// Checks input file arguments where "-" is standard input: at least one, and "-" at most once.
+func validateInputFiles(_ files: [String], kind: String) throws {
+    guard !files.isEmpty else { throw ValidationError("name at least one \(kind) file, or - for standard input") }
+    guard files.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("standard input can be read only once") }
+}

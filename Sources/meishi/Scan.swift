@@ -34,10 +34,7 @@ struct Scan: MeishiCommand {
     @Flag(help: "Print every code found, with its position and verdict, as JSON.")
     var json = false
 
-    func validate() throws {
-        guard !images.isEmpty else { throw ValidationError("name at least one image file, or - for standard input") }
-        guard images.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("standard input can be read only once") }
-    }
+    func validate() throws { try validateInputFiles(images, kind: "image") }
 
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
@@ -129,12 +126,10 @@ struct Scan: MeishiCommand {
             obj["reason"] = .string(e.reason)
             throw MeishiFailure(e).located(file)
         case .contact(let c):
-            obj["contact"] = .object(["fields": .object(c.fields.mapValues { .array($0.map(JSONValue.string)) })])
+            obj["contact"] = .object(["fields": CardRendering.fields(c.fields)])
             if !json {
-                var fields: [FieldName: [String]] = [:]
-                for (n, v) in c.fields { if let f = try? FieldName(n) { fields[f] = v } }
                 out.line("\(Console.safe(c.format)) (unsigned) for \(CardRendering.name(c.name))")
-                if !fields.isEmpty { out.line(CardRendering.block(fields, rows: [])) }
+                if !c.fields.isEmpty { out.line(CardRendering.block(c.fields, rows: [])) }
             }
             guard importContacts, !dryRun else {
                 obj["stored"] = .bool(false)

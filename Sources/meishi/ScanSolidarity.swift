@@ -10,7 +10,7 @@ extension Scan {
             "did": .string(verified.did),
             "issuedAt": .number(Double(card.issuedAt)),
             "ageSeconds": .number(Double(verified.ageSeconds)),
-            "fields": .object(Dictionary(uniqueKeysWithValues: card.fields.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) })),
+            "fields": CardRendering.fields(card.fields),
             "linkedDIDs": .array(card.linkedDIDs.map(JSONValue.string)),
             "droppedValues": .number(Double(card.droppedValues)),
         ]

@@ -5,21 +5,21 @@ import Testing
 @Suite struct VCardTests {
     @Test func makeAndParseRoundTrip() throws {
         let did = "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp"
-        let text = VCard.make(fields: [("name", ["田中 芽衣"]), ("org", ["Example; Robotics, Inc"]), ("email", ["a@example.org", "b@example.org"]),
-                                       ("phone", ["+81 90 1234 5678"]), ("note", [String(repeating: "長い", count: 35) + "\nsecond line"]),
-                                       ("x-handle", ["@mei"])],
+        let text = VCard.make(fields: [.name: ["田中 芽衣"], .org: ["Example; Robotics, Inc"], .email: ["a@example.org", "b@example.org"],
+                                       .phone: ["+81 90 1234 5678"], .note: [String(repeating: "長い", count: 35) + "\nsecond line"],
+                                       try FieldName("x-handle"): ["@mei"]],
                               did: did, timestamp: 1_795_000_000)
         #expect(text.hasPrefix("BEGIN:VCARD\r\nVERSION:4.0\r\n"))
         #expect(text.split(separator: "\r\n").allSatisfy { $0.utf8.count <= 75 })
         let parsed = try #require(VCard.parse(text))
         #expect(parsed.did == did)
         #expect(parsed.revision == 1_795_000_000)
-        #expect(parsed.fields["name"] == ["田中 芽衣"])
-        #expect(parsed.fields["org"] == ["Example; Robotics, Inc"])
-        #expect(parsed.fields["email"] == ["a@example.org", "b@example.org"])
-        #expect(parsed.fields["phone"] == ["+81 90 1234 5678"])
-        #expect(parsed.fields["note"]?.first?.hasSuffix("\nsecond line") == true)
-        #expect(parsed.fields["x-handle"] == ["@mei"])
+        #expect(parsed.fields[.name] == ["田中 芽衣"])
+        #expect(parsed.fields[.org] == ["Example; Robotics, Inc"])
+        #expect(parsed.fields[.email] == ["a@example.org", "b@example.org"])
+        #expect(parsed.fields[.phone] == ["+81 90 1234 5678"])
+        #expect(parsed.fields[.note]?.first?.hasSuffix("\nsecond line") == true)
+        #expect(parsed.fields[try FieldName("x-handle")] == ["@mei"])
     }
 
     @Test func parsesVersion21QuotedPrintableShiftJIS() throws {
@@ -27,22 +27,22 @@ import Testing
         let qp = sjis.map { "=" + String(format: "%02X", $0) }.joined()
         let text = "BEGIN:VCARD\r\nVERSION:2.1\r\nN;CHARSET=SHIFT_JIS;ENCODING=QUOTED-PRINTABLE:\(qp);=\r\n\(qp)\r\nTEL;CELL:090-1234-5678\r\nEND:VCARD\r\n"
         let parsed = try #require(VCard.parse(text))
-        #expect(parsed.fields["name"] == ["田中 田中"])
-        #expect(parsed.fields["phone"] == ["090-1234-5678"])
+        #expect(parsed.fields[.name] == ["田中 田中"])
+        #expect(parsed.fields[.phone] == ["090-1234-5678"])
     }
 
     @Test func parsesMECARD() throws {
         let m = try #require(VCard.parseMECARD("MECARD:N:Tanaka,Mei;TEL:+81901234567;EMAIL:mei@example.org;NOTE:a\\;b;;"))
-        #expect(m.fields["name"] == ["Mei Tanaka"])
-        #expect(m.fields["note"] == ["a;b"])
-        #expect(m.fields["email"] == ["mei@example.org"])
+        #expect(m.fields[.name] == ["Mei Tanaka"])
+        #expect(m.fields[.note] == ["a;b"])
+        #expect(m.fields[.email] == ["mei@example.org"])
     }
 
     @Test func ignoresInvalidDIDAndPhotos() throws {
         let text = "BEGIN:VCARD\nVERSION:3.0\nFN:X\nPHOTO;ENCODING=b;TYPE=JPEG:AAAA\nX-MEISHI-DID:did:key:nonsense\nEND:VCARD\n"
         let parsed = try #require(VCard.parse(text))
         #expect(parsed.did == nil)
-        #expect(parsed.fields.keys.sorted() == ["name"])
+        #expect(parsed.fields.keys.sorted() == [.name])
     }
 
     /// Real vCards written by Android, iPhone, Outlook, Evolution, Lotus Notes… (../shared/corpus/vcard).
@@ -60,7 +60,7 @@ import Testing
         #expect(Double(named) / Double(files.count) > 0.8, "\(named) of \(files.count) named")
         let john = try #require(VCard.parse(try String(contentsOfFile: Self.corpus + "/ez-vcard/John_Doe_IPHONE.vcf", encoding: .utf8)))
         #expect(john.name?.contains("John") == true)
-        #expect((john.fields["email"] ?? []).count >= 1)
+        #expect((john.fields[.email] ?? []).count >= 1)
     }
 
     static var corpus: String { Fixtures.root.deletingLastPathComponent().appendingPathComponent("shared/corpus/vcard").path }

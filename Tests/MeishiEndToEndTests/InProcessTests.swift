@@ -54,6 +54,8 @@ struct InProcess {
     var interactive: Bool
     var environment: [String: String] = [:]
     var stdin: [UInt8] = []
+    /// Replaces the editor `card edit` runs.
+    var editor: (@Sendable (_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32)?
 
     init(answers: [String] = [], interactive: Bool = false) {
         recorder = Recorder(answers: answers)
@@ -62,10 +64,12 @@ struct InProcess {
 
     var context: Context {
         let rec = recorder, input = stdin, clock = now
-        return Context(environment: ["MEISHI_HOME": home].merging(environment) { $1 }, workingDirectory: "/",
+        var ctx = Context(environment: ["MEISHI_HOME": home].merging(environment) { $1 }, workingDirectory: "/",
                        clock: { clock }, standardOutput: Sink { rec.appendOut($0) }, standardError: Sink { rec.appendErr($0) },
                        readStandardInput: { limit in Array(input.prefix(limit + 1)) },
                        terminal: ScriptedTerminal(recorder: rec, interactive: interactive))
+        if let editor { ctx.runEditor = editor }
+        return ctx
     }
 
     /// Runs one command line; returns its status, standard output and error.
@@ -102,6 +106,36 @@ struct InProcess {
         #expect(try store.resolve("Mei").payload == Data(exported.out.utf8))
         mei.stdin = Array(exported.out.utf8)
         #expect(await mei("contacts", "add", "-").err == "meishi: error: that is your own card\n")
+    }
+
+    /// `card import` asks each value's level at the terminal; `card edit` runs the context's
+    /// editor; `contacts import -` reads the context's standard input.
+    @Test func vcardCommandsRunOnTheContext() async throws {
+        var mei = InProcess(answers: ["pers", "", "public"], interactive: true)
+        #expect(await mei("init").status == 0)
+        let vcf = Fixtures.temporaryDirectory() + "/me.vcf"
+        try Data("BEGIN:VCARD\nVERSION:3.0\nFN:Mei Tanaka\nEMAIL:mei@example.org\nTEL:+81 90 1234 5678\nEND:VCARD\n".utf8)
+            .write(to: URL(fileURLWithPath: vcf))
+        let imported = await mei("card", "import", vcf)
+        #expect(imported.status == 0, "\(imported.err)")
+        #expect(mei.recorder.questions.count == 3)
+        #expect(mei.recorder.questions.first == "level for name Mei Tanaka? public/professional/personal [public] ")
+        #expect(imported.out == "name = Mei Tanaka (personal)\nemail = mei@example.org (professional)\nphone = +81 90 1234 5678 (public)\n")
+
+        mei.editor = { _, path, _ in
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            try (text + "title [public]: Engineer\n").write(toFile: path, atomically: false, encoding: .utf8)
+            return 0
+        }
+        let edited = await mei("card", "edit")
+        #expect(edited.out == "saved your card (4 values)\n", "\(edited.err)")
+        #expect(await mei("card", "show").out.contains("title     Engineer  [public]"))
+        mei.editor = { _, _, _ in 3 }
+        #expect(await mei("card", "edit").err == "meishi: error: the editor vi failed (exit 3); your card is unchanged\n")
+
+        mei.stdin = Array("BEGIN:VCARD\nFN:Ken Sato\nEMAIL:ken@example.org\nEND:VCARD\n".utf8)
+        let contacts = await mei("contacts", "import", "-")
+        #expect(contacts.out == "imported Ken Sato as #1 (unsigned)\n1 imported, 0 merged, 0 skipped\n", "\(contacts.err)")
     }
 
     @Test func passphrasePromptsAreAnsweredAtTheTerminal() async throws {

@@ -212,12 +212,12 @@ func field(_ name: String) -> FieldName { try! FieldName(name) }
         #expect(SolidarityQR.unsupported(#"{"version":1,"shareId":"x"}"#) == nil)
         let envelope = #"{"snapshot":{"cardId":"c1","company":"Kitchen","emails":["a@example.net"],"name":"Aiko","phones":["+81 80 1111 2222"],"title":"Coordinator"},"version":2}"#
         let c = try #require(SolidarityQR.plaintextEnvelope(envelope))
-        #expect(c.fields == ["name": ["Aiko"], "org": ["Kitchen"], "email": ["a@example.net"], "phone": ["+81 80 1111 2222"],
-                             "title": ["Coordinator"]])
+        #expect(c.fields == [.name: ["Aiko"], .org: ["Kitchen"], .email: ["a@example.net"], .phone: ["+81 80 1111 2222"],
+                             .title: ["Coordinator"]])
         #expect(SolidarityQR.plaintextEnvelope(#"{"snapshot":{"name":"A"},"snapshot":{"name":"B"},"version":2}"#) == nil)
         let did = DIDKey.did(forP256: P256.SigningKey().publicKey.compressedRepresentation)
         let link = try #require(SolidarityQR.contactLink("solidarity://contact?name=Aiko%20Watanabe&job=Coordinator&did=\(did)"))
-        #expect(link.fields == ["name": ["Aiko Watanabe"], "title": ["Coordinator"]])
+        #expect(link.fields == [.name: ["Aiko Watanabe"], .title: ["Coordinator"]])
         #expect(link.did == did)
         #expect(SolidarityQR.contactLink("solidarity://contact?name=A&did=did:key:zNotAKey")?.did == nil)
         #expect(SolidarityQR.contactLink("airmeishi://contact?name=Ken")?.format == "airmeishi link")

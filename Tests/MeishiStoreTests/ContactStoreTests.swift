@@ -137,6 +137,23 @@ import MeishiCard
         #expect(try store.list(ContactQuery()).map(\.name) == ["Alice", "Bob"])
     }
 
+    /// Main's migration first, then the vCard import's; both columns it adds are written and read
+    /// back, and a damaged `unsignedFields` column is an error like a damaged `fields`.
+    @Test func vcardImportMigrationAndItsColumns() throws {
+        let store = try ContactStore(path: path)
+        #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
+                == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import"])
+        var ken = contact("did:key:z6MkKen", name: "Ken", email: "ken@example.org")
+        ken.unsignedFields = [.phone: ["+81 3 0000 1111"]]
+        ken.vcard = #"{"decorations":{},"properties":["BDAY:1990-01-31"]}"#
+        let id = try store.store(ken).contact.id!
+        let back = try store.resolve("\(id)")
+        #expect(back.unsignedFields == [.phone: ["+81 3 0000 1111"]])
+        #expect(back.vcard == ken.vcard)
+        try store.write { db in try db.execute(sql: "UPDATE contact SET unsignedFields = '{\"phone\":[1]}' WHERE id = ?", arguments: [id]) }
+        #expect(throws: StoreError.damaged("contact #\(id): the unsignedFields column is not valid")) { try store.list(ContactQuery()) }
+    }
+
     /// `%`, `_` and backslashes in a search or a name reference match only themselves.
     @Test func likePatternsAreEscaped() throws {
         let store = try ContactStore(path: path)

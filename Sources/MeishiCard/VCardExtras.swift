@@ -1,0 +1,118 @@
+import Foundation
+
+/// What an imported vCard held beyond meishi's fields, so that exporting it again loses
+/// nothing: properties meishi has no field for (as content lines), and the group and
+/// parameters (`item1.`, `TYPE=work`) each email, phone and URL came with.
+public struct VCardExtras: Equatable, Sendable {
+    /// Most properties kept per contact, and most bytes in all.
+    public static let maximumProperties = 500
+    public static let maximumBytes = 256 * 1024
+
+    /// The group and parameters of one value.
+    public struct Decoration: Equatable, Sendable {
+        public var group: String?
+        /// As written after the name: `;TYPE=work,voice;PREF=1` (empty for none).
+        public var parameters: String
+
+        public init(group: String?, parameters: String) {
+            self.group = group
+            self.parameters = parameters
+        }
+    }
+
+    /// Content lines, unfolded, UTF-8, vCard-escaped values: `item1.X-ABLabel:Work`.
+    public var properties: [String] = []
+    /// Keyed by `key(field, value)`.
+    public var decorations: [String: Decoration] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { properties.isEmpty && decorations.isEmpty }
+
+    static func key(_ field: FieldName, _ value: String) -> String { field.rawValue + ":" + value }
+
+    /// The group and parameters `value` of `field` came with, if any.
+    public func decoration(_ field: FieldName, _ value: String) -> Decoration? { decorations[Self.key(field, value)] }
+
+    /// Keeps `prop` as a content line, within the limits.
+    mutating func keep(_ prop: VCardProperty) {
+        add(line: (prop.group.map { $0 + "." } ?? "") + prop.spelledName + VCard.parameterText(prop.parameters) + ":" + prop.value)
+    }
+
+    mutating func add(line: String) {
+        guard properties.count < Self.maximumProperties, !properties.contains(line),
+              properties.reduce(0, { $0 + $1.utf8.count }) + line.utf8.count <= Self.maximumBytes else { return }
+        properties.append(line)
+    }
+
+    /// `other`'s properties and decorations added to these (these win).
+    public mutating func merge(_ other: VCardExtras) {
+        for line in other.properties { add(line: line) }
+        decorations.merge(other.decorations) { mine, _ in mine }
+    }
+
+    /// The names (uppercased, without group) of the kept properties.
+    public var propertyNames: Set<String> { Set(properties.map(Self.propertyName)) }
+
+    /// The name of a content line, uppercased, without its group.
+    static func propertyName(_ line: String) -> String {
+        let end = line.firstIndex { $0 == ";" || $0 == ":" } ?? line.endIndex
+        let full = line[..<end]
+        return String(full.split(separator: ".").last ?? full).uppercased()
+    }
+
+    // MARK: Stored form
+
+    /// A JSON text for the store (nil when empty).
+    public var json: String? {
+        guard !isEmpty else { return nil }
+        var decos: [String: JSONValue] = [:]
+        for (k, d) in decorations {
+            var o: [String: JSONValue] = ["parameters": .string(d.parameters)]
+            if let g = d.group { o["group"] = .string(g) }
+            decos[k] = .object(o)
+        }
+        let doc = JSONValue.object(["properties": .array(properties.map(JSONValue.string)), "decorations": .object(decos)])
+        return String(decoding: JCS.canonicalize(doc), as: UTF8.self)
+    }
+
+    /// Reads the stored form; nil or damaged text gives empty extras.
+    public init(json: String?) {
+        guard let json, let doc = try? StrictJSONParser.parse(Array(json.utf8)) else { return }
+        if case .array(let items)? = doc["properties"] {
+            properties = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        }
+        if case .object(let members)? = doc["decorations"] {
+            for m in members {
+                guard case .string(let p)? = m.value["parameters"] else { continue }
+                var group: String?
+                if case .string(let g)? = m.value["group"] { group = g }
+                decorations[m.key] = Decoration(group: group, parameters: p)
+            }
+        }
+    }
+}
+
+extension VCard {
+    /// Parameters as written after a property name: `;TYPE=work,voice`, values quoted when
+    /// they hold `:`, `;` or `,`, and `"`, newline and `^` escaped per RFC 6868.
+    public static func parameterText(_ params: [VCardParameter]) -> String {
+        var out = ""
+        for p in params {
+            out += ";" + p.name + "="
+            out += p.values.map { v -> String in
+                var e = ""
+                for ch in v {
+                    switch ch {
+                    case "^": e += "^^"
+                    case "\"": e += "^'"
+                    case "\n", "\r\n", "\r": e += "^n"
+                    default: e.append(ch)
+                    }
+                }
+                return e.contains(where: { $0 == ":" || $0 == ";" || $0 == "," || $0 == " " }) ? "\"" + e + "\"" : e
+            }.joined(separator: ",")
+        }
+        return out
+    }
+}

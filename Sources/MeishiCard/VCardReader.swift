@@ -1,0 +1,97 @@
+import Foundation
+
+/// Reading vCards: a parsed card (VCardParser) mapped to meishi fields, with what meishi has
+/// no field for kept in `extras`.
+extension VCard {
+    /// The first vCard in `text`, or nil when there is none.
+    public static func parse(_ text: String) -> ImportedContact? {
+        VCardParser.parse(Array(text.utf8)).cards.lazy.compactMap(contact(from:)).first
+    }
+
+    /// Every card in a file's bytes, and what was wrong with the rest.
+    public static func read(_ bytes: [UInt8]) -> (contacts: [(line: Int, contact: ImportedContact)], problems: [VCardProblem]) {
+        let parsed = VCardParser.parse(bytes)
+        var contacts: [(Int, ImportedContact)] = []
+        var problems = parsed.problems
+        for card in parsed.cards {
+            if let c = contact(from: card) {
+                contacts.append((card.line, c))
+            } else {
+                problems.append(VCardProblem(line: card.line, reason: .emptyCard))
+            }
+        }
+        problems.sort { $0.line < $1.line }
+        return (contacts, problems)
+    }
+
+    /// Properties meishi drops on import: it writes its own on export.
+    static let dropped: Set<String> = ["VERSION", "REV", "PRODID", "UID", "X-MEISHI-DID", "X-MEISHI-TRUST", "X-MEISHI-LEVEL"]
+    /// Properties kept exactly as written besides the field they fill, which flattens them.
+    static let keptAsWritten: Set<String> = ["N", "ORG", "ADR"]
+
+    /// The contact a parsed card holds, or nil when it holds nothing meishi can store.
+    public static func contact(from card: ParsedVCard) -> ImportedContact? {
+        var contact = ImportedContact(format: "vCard " + (card.version ?? "3.0"))
+        var nameFromN: String?
+        for prop in card.properties {
+            if VCardParser.binaryProperties.contains(prop.name) { continue }  // skipped, never stored
+            var kept = false
+            switch prop.name {
+            case "FN": kept = contact.add(.name, prop.text)
+            case "N":
+                let c = prop.components
+                let parts = [c[safe: 3], c[safe: 1], c[safe: 2], c[safe: 0], c[safe: 4]].compactMap { $0 }
+                    .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                if !parts.isEmpty, nameFromN == nil { nameFromN = parts.joined(separator: " ") }
+            case "ORG": _ = contact.add(.org, prop.components.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", "))
+            case "TITLE": kept = contact.add(.title, prop.text)
+            case "EMAIL":
+                var t = prop.text.trimmingCharacters(in: .whitespaces)
+                if t.lowercased().hasPrefix("mailto:") { t = String(t.dropFirst(7)) }
+                kept = contact.add(.email, t, decoration: decoration(of: prop))
+            case "TEL":
+                var t = prop.text.trimmingCharacters(in: .whitespaces)
+                if t.lowercased().hasPrefix("tel:") { t = String(t.dropFirst(4)) }
+                kept = contact.add(.phone, t, decoration: decoration(of: prop))
+            case "URL": kept = contact.add(.url, prop.text, decoration: decoration(of: prop))
+            case "ADR": _ = contact.add(.address, prop.components.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", "))
+            case "NOTE": kept = contact.add(.note, prop.text)
+            case "REV": contact.revision = parseRevision(prop.text)
+            case "X-MEISHI-DID":
+                let d = prop.text.trimmingCharacters(in: .whitespaces)
+                if DIDKey.ed25519PublicKey(from: d) != nil { contact.did = d }
+            default:
+                if prop.name.hasPrefix("X-MEISHI-"), !Self.dropped.contains(prop.name), let f = try? FieldName("x-" + prop.name.dropFirst(9).lowercased()) {
+                    kept = contact.add(f, prop.text)
+                }
+            }
+            // Everything meishi has no field for, a value it could not keep (too long, one
+            // too many), and N, ORG and ADR exactly as written (meishi's fields flatten them).
+            if Self.keptAsWritten.contains(prop.name) || (!kept && !Self.dropped.contains(prop.name)) {
+                contact.extras.keep(prop)
+            }
+        }
+        if contact.fields[.name] == nil, let n = nameFromN { _ = contact.add(.name, n) }
+        return contact.fields.isEmpty && contact.did == nil && contact.extras.properties.isEmpty ? nil : contact
+    }
+
+    /// The group and parameters of an EMAIL, TEL or URL, kept so export can write them back.
+    static func decoration(of prop: VCardProperty) -> VCardExtras.Decoration? {
+        let params = prop.parameters.filter { $0.name != "VALUE" }
+        guard prop.group != nil || !params.isEmpty else { return nil }
+        return VCardExtras.Decoration(group: prop.group, parameters: VCard.parameterText(params))
+    }
+
+    static func parseRevision(_ s: String) -> Int64? {
+        let digits = s.unicodeScalars.filter { ("0"..."9").contains($0) }.map { Int($0.value - 48) }
+        guard digits.count >= 8 else { return nil }
+        func number(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + digits[$1] } }
+        var c = DateComponents()
+        c.year = number(0..<4); c.month = number(4..<6); c.day = number(6..<8)
+        if digits.count >= 14 { c.hour = number(8..<10); c.minute = number(10..<12); c.second = number(12..<14) }
+        guard (1...12).contains(c.month!), (1...31).contains(c.day!) else { return nil }
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "UTC")!
+        return cal.date(from: c).map { Int64($0.timeIntervalSince1970) }
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+
+struct CardEdit: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Edit your card in $VISUAL or $EDITOR.",
+        discussion: """
+            Opens your card as text, one value per line (FIELD [LEVEL]: VALUE). On save the card is \
+            checked like 'card set' and 'card add'; on a mistake the editor opens again with the error \
+            at the top. Saving an empty file, or leaving a mistake unchanged, keeps the card as it was.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let original = try session.cards.loadCard()
+        let editor = ["VISUAL", "EDITOR"].lazy.compactMap { ctx.environment[$0] }.first { !$0.isEmpty } ?? "vi"
+        try session.home.ensureExists()
+        let path = session.home.path + "/card-edit.txt"
+        defer { unlink(path) }
+        var text = CardEditText.text(of: original)
+        // The last text that failed: saving it again unchanged ends the loop (as a script would).
+        var lastFailed: String?
+        while true {
+            try SecureFile.write(Array(text.utf8), to: path)
+            try Self.runEditor(editor, path, ctx)
+            let edited = String(decoding: try SecureFile.read(path, limit: 1 << 20), as: UTF8.self)
+            if CardEditText.isEmpty(edited) { throw MeishiFailure.editCancelled }
+            let card: Card
+            do throws(CardEditText.LineError) {
+                card = try CardEditText.card(from: edited)
+            } catch {
+                let message = "line \(error.line): " + MeishiFailure.editLine(error.reason)
+                let attempt = Self.withoutErrorLines(edited)
+                if attempt == lastFailed { throw MeishiFailure.editNotSaved(message) }
+                ctx.out.warn(message)
+                lastFailed = attempt
+                text = "# error: \(message)\n" + attempt
+                continue
+            }
+            guard card != original else {
+                ctx.out.note("no changes")
+                return
+            }
+            try session.cards.saveCard(card)
+            ctx.out.line("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")
+            return
+        }
+    }
+
+    static func withoutErrorLines(_ text: String) -> String {
+        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }.joined(separator: "\n")
+    }
+
+    /// Runs the editor on `path` through the context; a failure leaves the card unchanged.
+    static func runEditor(_ editor: String, _ path: String, _ ctx: Context) throws {
+        let status: Int32
+        do { status = try ctx.runEditor(editor, path, ctx.environment) } catch {
+            throw MeishiFailure.cannotStartEditor(editor, error.localizedDescription)
+        }
+        guard status == 0 else { throw MeishiFailure.editorFailed(editor, status: status) }
+    }
+}

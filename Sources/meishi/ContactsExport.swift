@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiStore
+
+struct ContactsExport: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write contacts as vCards (or JSON) for phones and address books.",
+        discussion: """
+            Without REF, every contact. vCard 4.0 (RFC 6350) by default, 3.0 (RFC 2426) with \
+            --vcard-version 3.0: CRLF line ends, lines folded at 75 octets, UID the contact's DID (or a \
+            urn:uuid), X-MEISHI-DID and X-MEISHI-TRUST for meishi, and what an imported vCard held \
+            beyond meishi's fields written back. A vCard carries no signature: to pass on a verified \
+            card, use 'meishi contacts share'.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case vcard, json
+    }
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("Contacts to export (id, DID or unique DID prefix, or unique name match); all when none.", valueName: "ref"))
+    var refs: [String] = []
+
+    @Option(help: "Output format.")
+    var format: Format = .vcard
+
+    @Option(name: .customLong("vcard-version"), help: ArgumentHelp("vCard version: 4.0 or 3.0.", valueName: "version"))
+    var vcardVersion: String = VCardVersion.v4.rawValue
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        guard VCardVersion(rawValue: vcardVersion) != nil else { throw ValidationError("--vcard-version must be 4.0 or 3.0") }
+    }
+
+    func run(_ ctx: Context) throws {
+        let store = try global.session(ctx).contacts.open()
+        var contacts: [Contact] = []
+        do {
+            if refs.isEmpty {
+                contacts = try store.list(ContactQuery())
+            } else {
+                for ref in refs {
+                    let c = try store.resolve(ref)
+                    if !contacts.contains(where: { $0.id == c.id }) { contacts.append(c) }
+                }
+            }
+        } catch { throw MeishiError.store(error) }
+        let bytes: [UInt8]
+        switch format {
+        case .vcard: bytes = Array(ContactExport.vcards(contacts, version: VCardVersion(rawValue: vcardVersion)!).utf8)
+        case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
+        }
+        try FileOutput.write(bytes, to: output, console: ctx.out)
+        if let output, output != "-" {
+            ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (\(format == .vcard ? "vCard \(vcardVersion)" : "JSON")) to \(output)")
+        }
+    }
+}

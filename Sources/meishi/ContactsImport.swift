@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiStore
+
+struct ContactsImport: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import vCard files (2.1, 3.0, 4.0) as 'unsigned' contacts.",
+        discussion: """
+            Reads every card in each file, whatever the address book that wrote it (folded lines, \
+            quoted-printable, CHARSET=, Shift_JIS or Latin-1 files, groups; photos are skipped). A card \
+            merges into an unsigned contact sharing its email or phone, adding only what is missing \
+            (--no-merge keeps it apart); into a verified contact only when it carries that contact's DID \
+            in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
+            name, email or phone under another or no DID is kept apart and flagged as a possible \
+            impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
+            exit 65 when any card was lost to one.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("vCard files, or - for standard input.", valueName: "file"))
+    var files: [String]
+
+    @Flag(help: "Show what would be imported, merged or skipped; store nothing.")
+    var dryRun = false
+
+    @Flag(help: "Never merge into a contact that shares an email or phone.")
+    var noMerge = false
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws { try validateInputFiles(files, kind: "vCard") }
+
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let report = try ContactImport.run(files: files, merge: !noMerge, dryRun: dryRun, home: session.home, now: ctx.unixNow,
+                                           read: ctx.read)
+        let out = ctx.out
+        var shown: [String: Int] = [:]
+        for p in report.problems {
+            shown[p.file, default: 0] += 1
+            guard shown[p.file]! <= Self.problemsShownPerFile else { continue }
+            let failure = MeishiFailure(p.error)
+            if p.isError { out.report(failure) } else { out.warn(failure.message) }
+        }
+        for (file, n) in shown.sorted(by: { $0.key < $1.key }) where n > Self.problemsShownPerFile {
+            out.warn("\(file): \(n - Self.problemsShownPerFile) more problems not shown")
+        }
+        let would = dryRun ? "would be " : ""
+        var cards: [JSONValue] = []
+        for card in report.cards {
+            let who = CardRendering.name(card.contact.name ?? card.contact.fields[.email]?.first)
+            var obj: [String: JSONValue] = ["file": .string(card.file), "line": .number(Double(card.line))]
+            guard let outcome = card.outcome else {
+                obj["result"] = .string("skipped")
+                obj["reason"] = .string("your own card")
+                cards.append(.object(obj))
+                if !json { out.line("skipped \(who): your own card (\(card.file):\(card.line))") }
+                continue
+            }
+            obj["result"] = .string(outcome.name)
+            obj["contact"] = CardRendering.json(outcome.contact)
+            cards.append(.object(obj))
+            let c = outcome.contact
+            if case .imported(_, let conflicts) = outcome, c.id != nil {
+                out.warnConflicts(who, conflicts, sharing: "name, email or phone")
+            }
+            guard !json else { continue }
+            switch outcome {
+            case .imported:
+                out.line("\(dryRun ? "would import" : "imported") \(who) as #\(c.id ?? 0) (unsigned)")
+            case .merged(_, let added):
+                let what = added.keys.sorted().map { "\($0) +\(added[$0]!.count)" }.joined(separator: ", ")
+                let into = c.trust > .unsigned ? " as unsigned information" : ""
+                out.line("\(dryRun ? "would merge" : "merged") \(who) into #\(c.id ?? 0) \(Console.safe(c.name ?? ""))\(into)"
+                         + (what.isEmpty ? " (other properties)" : " (\(what))"))
+            case .unchanged:
+                out.line("skipped \(who): #\(c.id ?? 0) already holds everything")
+            }
+        }
+        let summary = "\(report.imported) \(would)imported, \(report.merged) \(would)merged, \(report.skipped) skipped"
+        if json {
+            out.json(.object([
+                "cards": .array(cards),
+                "problems": .array(report.problems.map { .object(["file": .string($0.file), "line": .number(Double($0.line)),
+                                                                  "message": .string(MeishiFailure($0.error).message)]) }),
+                "imported": .number(Double(report.imported)), "merged": .number(Double(report.merged)),
+                "skipped": .number(Double(report.skipped)), "dryRun": .bool(dryRun),
+            ]))
+        } else {
+            out.line(summary + (dryRun ? " (dry run: nothing stored)" : ""))
+        }
+        if let worst = report.problems.filter(\.isError).map({ MeishiFailure($0.error).status.rawValue }).max() { throw ExitCode(worst) }
+    }
+
+    /// A broken file should not flood the terminal.
+    static let problemsShownPerFile = 20
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiQR
+import MeishiStore
+
+struct ContactsShare: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "share",
+        abstract: "Pass on a verified contact's signed card, signature intact.",
+        discussion: """
+            Writes the stored signed payload (canonical JSON), or with --qr its QR text form \
+            (MEISHI1:…), shown as a QR code on a terminal. Whoever receives it checks the original \
+            signature with 'meishi verify' or 'meishi scan', and stores it as 'signed', never 'met'. \
+            Unsigned contacts have no signed card: use 'meishi contacts export'.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"))
+    var ref: String
+
+    @Flag(help: "The QR text form (a QR code when standard output is a terminal and no -o).")
+    var qr = false
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"))
+    var output: String?
+
+    func run(_ ctx: Context) throws {
+        let c = try global.session(ctx).contacts.resolve(ref)
+        let payload = try ContactShare.card(of: c, now: ctx.unixNow).payload
+        let bytes: [UInt8]
+        if qr {
+            let text = CardQRText.encode(payload)
+            if output == nil, ctx.terminal.standardOutputIsTerminal {
+                bytes = Array(QRRender.terminal(try QRService.matrix(text, mode: .alphanumeric, correction: .M), inverted: false).utf8)
+            } else {
+                bytes = Array(text.utf8) + [0x0A]
+            }
+        } else {
+            bytes = payload.canonicalJSON + [0x0A]
+        }
+        try FileOutput.write(bytes, to: output, console: ctx.out)
+        ctx.out.note("the signed card of \(c.name ?? c.did) (signed \(CardRendering.date(payload.timestamp))), signature intact"
+                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
+    }
+}
