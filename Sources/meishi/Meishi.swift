@@ -55,10 +55,58 @@ struct Meishi: AsyncParsableCommand {
         return path + globals + rest.dropFirst(path.count)
     }
 
+    /// The first word that should name a command and names none, with the commands it could have
+    /// meant: `meishi crad show` → ("crad", ["card"], []), `meishi help nosuch` likewise. Nil when
+    /// every word up to the first option or argument names a command.
+    static func unknownCommand(_ arguments: [String]) -> (word: String, path: [String], suggestions: [String])? {
+        var words = arguments[...]
+        if words.first == "help" { words = words.dropFirst() }
+        var level: [ParsableCommand.Type] = configuration.subcommands
+        var path: [String] = []
+        for word in words {
+            guard !word.hasPrefix("-"), !level.isEmpty else { return nil }
+            if let next = level.first(where: { $0._commandName == word }) {
+                path.append(word)
+                level = next.configuration.subcommands
+                continue
+            }
+            let names = level.map { $0._commandName }
+            let close = names.filter { editDistance($0, word) <= (word.count <= 3 ? 1 : 2) || $0.hasPrefix(word) }
+            return (word, path, close)
+        }
+        return nil
+    }
+
+    /// Levenshtein distance between two short words.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var row = Array(0...b.count)
+        for i in 0..<a.count {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for j in 0..<b.count {
+                let above = row[j + 1]
+                let substitution = diagonal + (a[i] == b[j] ? 0 : 1)
+                row[j + 1] = Swift.min(above + 1, row[j] + 1, substitution)
+                diagonal = above
+            }
+        }
+        return row[b.count]
+    }
+
     /// Parses and runs one command line on `ctx`, printing errors as `meishi: error: …`; returns
     /// the exit status. Tests call it in-process with a recording context.
     static func run(arguments: [String], in ctx: Context) async -> Int32 {
         let out = ctx.out
+        if let unknown = unknownCommand(arguments) {
+            let under = (["meishi"] + unknown.path).joined(separator: " ")
+            let hint = unknown.suggestions.isEmpty ? "see '\(under) --help' for the commands"
+                : "did you mean " + unknown.suggestions.map { "'\(under) \($0)'" }.joined(separator: " or ") + "?"
+            out.report(MeishiFailure("'\(Console.safe(unknown.word))' is not a command of '\(under)'", hint: hint, status: .usage))
+            return ExitStatus.usage.rawValue
+        }
         do {
             var command = try parseAsRoot(Exchange.expandingBareCode(hoistingGlobalOptions(arguments)))
             if let meishiCommand = command as? any MeishiCommand {

@@ -183,6 +183,23 @@ struct InProcess {
         #expect(toDir.status == 1 && toDir.err == "meishi: error: cannot write \(dir): it is a directory\n")
     }
 
+    /// A mistyped command is named, with the nearest ones; `help` of a command that does not exist
+    /// is an error too (issue 12).
+    @Test func mistypedCommandsSuggestTheNearest() async {
+        let mei = InProcess()
+        var r = await mei("crad", "show")
+        #expect(r.status == 64 && r.err == "meishi: error: 'crad' is not a command of 'meishi'\nmeishi: hint: did you mean 'meishi card'?\n")
+        r = await mei("contacts", "lst")
+        #expect(r.status == 64 && r.err.contains("did you mean 'meishi contacts list'?"))
+        r = await mei("help", "nosuch")
+        #expect(r.status == 64 && r.out.isEmpty && r.err.hasPrefix("meishi: error: 'nosuch' is not a command of 'meishi'\n"))
+        r = await mei("help", "card", "set")
+        #expect(r.status == 0 && r.out.hasPrefix("OVERVIEW: Set a field"))
+        r = await mei("card", "set", "nmae", "Mei")
+        #expect(r.status != 0 && !r.err.contains("is not a command"), "a field name is an argument, not a command: \(r.err)")
+        #expect(Meishi.editDistance("crad", "card") == 2 && Meishi.editDistance("", "ab") == 2 && Meishi.editDistance("list", "list") == 0)
+    }
+
     @Test(arguments: [("30", Int64(30)), ("90s", 90), ("10m", 600), ("24h", 86400), ("7d", 604_800), ("10M", 600)] as [(String, Int64)])
     func durations(_ text: String, _ seconds: Int64) {
         #expect(DurationText.seconds(text) == seconds)
