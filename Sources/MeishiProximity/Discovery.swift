@@ -268,7 +268,7 @@ public final class Discovery: Sendable {
     /// is pinned: a later datagram with the same id from elsewhere (a replay) never moves it, and
     /// one with other content under that id is ignored. The table holds at most `maximumPeers`,
     /// and at most `maximumPeersPerAddress` announced from one source address.
-    static func record(_ a: Announcement, host: String, from address: SocketAddress, now: Double, in p: inout [String: DiscoveredPeer]) {
+    static func record(_ a: Announcement, from address: SocketAddress, now: Double, in p: inout [String: DiscoveredPeer]) {
         let key = Hex.encode(a.sessionID)
         if var old = p[key] {
             guard old.announcement == a else { return }  // same id, other content: not the peer we pinned
@@ -321,10 +321,10 @@ public final class Discovery: Sendable {
                             let bytes = Array(envelope.data.readableBytesView)
                             // Our own session id: our own datagram, or a replay of it.
                             guard let a = Announcement(bytes), a.sessionID != own,
-                                  let host = envelope.remoteAddress.ipAddress else { continue }
+                                  envelope.remoteAddress.ipAddress != nil else { continue }
                             let now = ExchangeTransport.now()
                             peers.withLockedValue { p in
-                                Self.record(a, host: host, from: envelope.remoteAddress, now: now, in: &p)
+                                Self.record(a, from: envelope.remoteAddress, now: now, in: &p)
                             }
                             if a.wantsAnswer { self.answer(now: now) }
                         }

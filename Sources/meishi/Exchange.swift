@@ -53,8 +53,8 @@ struct Exchange: MeishiCommand {
         return out
     }
 
-    /// The code to use: parsed, or made up for a bare `--code`.
-    var exchangeCode: ExchangeCode? {
+    /// The code to use: parsed, or made up for a bare `--code` (a new one on every call: call it once per run).
+    func resolveCode() -> ExchangeCode? {
         guard let code else { return nil }
         return code == Self.generateCode ? ExchangeCode.random() : try? ExchangeCode(parsing: code)
     }
@@ -134,7 +134,7 @@ struct Exchange: MeishiCommand {
 
     func run(_ ctx: Context) async throws {
         let terminal = ctx.terminal
-        let exchangeCode = self.exchangeCode
+        let exchangeCode = resolveCode()
         if exchangeCode == nil, !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal",
                                 hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",

@@ -6,6 +6,12 @@ import Testing
 @Suite(.serialized) struct ExchangeCommandTests {
     /// Starts a listener and returns it with the port it reports on stderr.
     static func startListener(_ cli: CLI, _ extra: [String] = []) throws -> (Process, Int, Pipe, Pipe) {
+        let (p, port, out, err, _) = try startListenerReporting(cli, extra)
+        return (p, port, out, err)
+    }
+
+    /// `startListener`, also returning what the listener wrote on stderr before it listened.
+    static func startListenerReporting(_ cli: CLI, _ extra: [String] = []) throws -> (Process, Int, Pipe, Pipe, String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.binary)
         p.arguments = ["exchange", "--listen", "--port", "0", "--yes", "--timeout", "20"] + extra
@@ -24,7 +30,7 @@ import Testing
             text += String(decoding: chunk, as: UTF8.self)
             if let r = text.range(of: #"port (\d+)"#, options: .regularExpression) {
                 let port = Int(text[r].split(separator: " ")[1])!
-                return (p, port, out, err)
+                return (p, port, out, err, text)
             }
             if chunk.isEmpty { break }
         }
@@ -80,28 +86,13 @@ import Testing
     @Test func codeAuthenticatesWithoutComparingDigits() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = ["exchange", "--listen", "--port", "0", "--code", "--json", "--timeout", "20"]
-        p.environment = ProcessInfo.processInfo.environment.merging(["MEISHI_HOME": mei.home]) { $1 }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        var text = ""
-        var code: String?, port: Int?
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, code == nil || port == nil {
-            text += String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
-            if let m = text.firstMatch(of: /your code: (\d+-[a-z]+-[a-z]+)/) { code = String(m.1) }
-            if let m = text.firstMatch(of: /port (\d+),/) { port = Int(m.1) }
-        }
+        let (p, port, out, err, text) = try Self.startListenerReporting(mei, ["--code", "--json"])
+        let code = text.firstMatch(of: /your code: (\d+-[a-z]+-[a-z]+)/).map { String($0.1) }
         let typed = try #require(code, "\(text)")
-        let dialer = try ken.run(["exchange", "--peer", "127.0.0.1:\(try #require(port))", "--code", typed.uppercased(), "--json"])
+        let dialer = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", typed.uppercased(), "--json"])
         p.waitUntilExit()
         let result = try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Any]
-        #expect(dialer.status == 0 && p.terminationStatus == 0, "\(dialer.stderr)\n\(text)")
+        #expect(dialer.status == 0 && p.terminationStatus == 0, "\(dialer.stderr)\n\(text)\n\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
         #expect(result?["authentication"] as? String == "code" && result?["trust"] as? String == "met")
         #expect(dialer.json["authentication"] as? String == "code" && dialer.json["trust"] as? String == "met")
         #expect(!dialer.stderr.contains("Check that the other screen"))

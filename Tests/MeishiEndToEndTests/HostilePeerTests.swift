@@ -7,11 +7,9 @@ import MeishiCrypto
 /// A scripted hostile peer against a real `meishi exchange --listen`: every attack is refused
 /// with its own message, and the listener stays up for the honest peer that comes last.
 @Suite struct HostilePeerTests {
-    typealias Wire = RelayAttackTests.Wire
-
     /// Connects, completes the handshake as the dialer and confirms the code.
     static func confirmedSession(port: Int) throws -> (Wire, ExchangeSession) {
-        var wire = Wire(fd: RelayAttackTests.connectSocket(port))
+        var wire = Wire(fd: Loopback.connect(to: port))
         let session = ExchangeSession(role: .dialer, verifier: Self.verifier)
         wire.write(session.start()!)
         try session.receive(try wire.read()).send.forEach { wire.write($0) }
@@ -55,11 +53,11 @@ import MeishiCrypto
 
         // Run 1: garbage (free), a broken tag and a card naming another key's DID (a try each).
         var (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "120"])
-        let t = RelayAttackTests.connectSocket(port)
+        let t = Loopback.connect(to: port)
         _ = ([0, 0, 0, 100] + [UInt8](repeating: 1, count: 10)).withUnsafeBytes { write(t, $0.baseAddress, $0.count) }
         close(t)
         do {
-            var wire = Wire(fd: RelayAttackTests.connectSocket(port))
+            var wire = Wire(fd: Loopback.connect(to: port))
             let s = ExchangeSession(role: .dialer, verifier: Self.verifier)
             wire.write(s.start()!)
             try s.receive(try wire.read()).send.forEach { wire.write($0) }
@@ -99,21 +97,6 @@ import MeishiCrypto
         #expect(stored?.map { $0["name"] as? String } == ["Ken Sato"])
     }
 
-    /// A TCP connection to `port` on 127.0.0.1 from the source address `source` (any 127.x.y.z).
-    static func connect(from source: String, to port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr(source)
-        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        return fd
-    }
-
     /// The grinding attack: a dialer that learns the code from RESPONSE and hangs up when it does
     /// not suit, from a new source address each time. One listener run gives it at most 3 codes,
     /// then ends with exit 76 and says why; the person saw each spent try.
@@ -122,7 +105,7 @@ import MeishiCrypto
         let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "60"])
         var codes: [String] = []
         for n in 0..<10 {
-            let fd = Self.connect(from: "127.0.\(n / 200 + 1).\(n % 200 + 10)", to: port)
+            let fd = Loopback.connect(to: port, from: "127.0.\(n / 200 + 1).\(n % 200 + 10)")
             var wire = Wire(fd: fd)
             let session = ExchangeSession(role: .dialer, verifier: Self.verifier)
             wire.write(session.start()!)
@@ -151,7 +134,7 @@ import MeishiCrypto
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-secret-words", "--json", "--timeout", "60"])
-        let idle = [RelayAttackTests.connectSocket(port), RelayAttackTests.connectSocket(port)]  // they send nothing
+        let idle = [Loopback.connect(to: port), Loopback.connect(to: port)]  // they send nothing
         let started = Date()
         let honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-secret-words", "--json"])
         let took = Date().timeIntervalSince(started)

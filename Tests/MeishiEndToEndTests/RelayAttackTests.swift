@@ -6,61 +6,17 @@ import MeishiCard
 /// An active attacker between two real `meishi exchange` processes: it terminates both TCP
 /// connections and runs its own handshake with each side.
 @Suite struct RelayAttackTests {
-    /// Blocking socket helpers for the relay thread.
-    struct Wire {
-        let fd: Int32
-        var decoder = FrameDecoder()
-        var ready: [[UInt8]] = []
-
-        mutating func read() throws -> [UInt8] {
-            while ready.isEmpty {
-                var buf = [UInt8](repeating: 0, count: 65536)
-                let n = Glibc.read(fd, &buf, buf.count)
-                guard n > 0 else { throw CocoaError(.fileReadUnknown) }
-                ready += try decoder.feed(buf[0..<n])
-            }
-            return ready.removeFirst()
-        }
-
-        func write(_ body: [UInt8]) {
-            let frame = FrameCodec.encode(body)
-            _ = frame.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        }
-    }
-
-    static func listenSocket() -> (Int32, Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        listen(fd, 4)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
-    }
-
-    static func connectSocket(_ port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        return fd
-    }
-
     @Test func relayInTheMiddleGetsDifferentCodesAndNoCardAcross() throws {
         let alice = try CLI.withCard(name: "Alice", email: "alice@example.org")
         let bob = try CLI.withCard(name: "Bob", email: "bob@example.org")
         // Bob listens; Alice believes the relay is Bob.
         let (bobProcess, bobPort, _, bobErr) = try ExchangeCommandTests.startListener(bob, ["--timeout", "10"])
-        let (relayListen, relayPort) = Self.listenSocket()
+        let (relayListen, relayPort) = Loopback.listen()
         defer { close(relayListen) }
         let codes = CodePair()
         let relay = Thread {
             let a = accept(relayListen, nil, nil)
-            let b = Self.connectSocket(bobPort)
+            let b = Loopback.connect(to: bobPort)
             defer { close(a); close(b) }
             var toAlice = Wire(fd: a), toBob = Wire(fd: b)
             let asAlice = ExchangeSession(role: .dialer, verifier: HostilePeerTests.verifier)

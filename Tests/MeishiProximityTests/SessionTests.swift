@@ -261,24 +261,24 @@ import NIOCore
     @Test func firstAddressPerFamilyIsPinned() {
         let a = Announcement(sessionID: SecureRandom.bytes(16), port: 47823)
         var table: [String: DiscoveredPeer] = [:]
-        Discovery.record(a, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 1, in: &table)
-        Discovery.record(a, host: "10.0.0.66", from: Self.address("10.0.0.66"), now: 2, in: &table)
+        Discovery.record(a, from: Self.address("10.0.0.2"), now: 1, in: &table)
+        Discovery.record(a, from: Self.address("10.0.0.66"), now: 2, in: &table)
         #expect(table.count == 1 && table.values.first?.host == "10.0.0.2")
         // Only the pinned address keeps it alive: the replayer's datagrams do not.
         #expect(table.values.first?.lastSeen == 1)
-        Discovery.record(a, host: "fe80::2", from: Self.address("fe80::2"), now: 3, in: &table)
+        Discovery.record(a, from: Self.address("fe80::2"), now: 3, in: &table)
         #expect(table.values.first?.addresses.count == 2 && table.values.first?.host == "10.0.0.2")
         // Same session id with other content (another port): not the peer pinned, ignored.
         var other = a
         other.port = 4444
-        Discovery.record(other, host: "10.0.0.2", from: Self.address("10.0.0.2"), now: 4, in: &table)
+        Discovery.record(other, from: Self.address("10.0.0.2"), now: 4, in: &table)
         #expect(table.values.first?.announcement.port == 47823)
     }
 
     @Test func thePeerTableIsBounded() {
         var table: [String: DiscoveredPeer] = [:]
         for n in 0..<500 {
-            Discovery.record(Announcement(sessionID: SecureRandom.bytes(16), port: 1), host: "10.0.0.\(n % 250)",
+            Discovery.record(Announcement(sessionID: SecureRandom.bytes(16), port: 1),
                              from: Self.address("10.0.\(n / 250).\(n % 250 + 1)"), now: 1, in: &table)
         }
         #expect(table.count == Discovery.maximumPeers)
