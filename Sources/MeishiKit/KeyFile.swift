@@ -49,6 +49,20 @@ enum KeyFile {
         try SecureFile.create(file, at: path)
     }
 
+    /// Writes `members` as a JCS key file over `path`: a temporary file (mode 0600) renamed over
+    /// it, so the key is either the old one or the new one, never half written. Wipes like `create`.
+    static func replace(_ members: inout [String: JSONValue], at path: String) throws(MeishiError) {
+        var file = JCS.canonicalize(.object(members)) + [0x0A]
+        var secretText: String?
+        if case .string(let text)? = members["secret"] { secretText = text }
+        members = [:]
+        defer {
+            wipe(&file)
+            if var text = secretText { wipe(&text) }
+        }
+        try SecureFile.write(file, to: path, mode: 0o600)
+    }
+
     /// The key file's bytes; refuses a file readable by group or others, like ssh. `missing` is
     /// thrown when there is no file.
     static func read(_ path: String, missing: MeishiError) throws(MeishiError) -> [UInt8] {
@@ -83,15 +97,19 @@ enum KeyFile {
             guard limits.isAcceptable else {
                 throw .keyLimitsTooHigh(path: path, operations: limits.operations, memoryBytes: limits.memoryBytes)
             }
-            guard let passphrase = passphrases.passphrase(forKeyAt: path) else { throw .passphraseNeeded }
             let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: secretBytes)
-            do {
-                return try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData)
-            } catch .authenticationFailed {
-                throw .wrongPassphrase(path: path)
-            } catch {
-                throw .cannotDecrypt(path: path, error)
+            // A person at a terminal may mistype: `tries` passphrases, then it is wrong.
+            for attempt in 1...max(1, passphrases.tries) {
+                guard let passphrase = passphrases.passphrase(forKeyAt: path, attempt: attempt) else { throw .passphraseNeeded }
+                do {
+                    return try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData)
+                } catch .authenticationFailed {
+                    continue
+                } catch {
+                    throw .cannotDecrypt(path: path, error)
+                }
             }
+            throw .wrongPassphrase(path: path)
         default:
             throw damaged
         }

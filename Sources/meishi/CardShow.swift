@@ -4,7 +4,12 @@ import MeishiKit
 
 struct CardShow: MeishiCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show your card, or what a share at a level discloses.")
+        commandName: "show", abstract: "Show your card, or what a share at a level discloses.",
+        discussion: """
+            Examples:
+              meishi card show
+              meishi card show --level public
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -41,12 +46,16 @@ struct CardShow: MeishiCommand {
                                                : "nothing on your card is shared at level \(level!.rawValue)")
             return
         }
-        let width = max(8, rows.map(\.field.rawValue.count).max() ?? 0)
+        // Field, value, level tag and E.164 form in columns; a value of several lines (an
+        // address) continues indented under its first line.
+        var table: [[String]] = []
         for r in rows {
-            var line = "  " + r.field.rawValue.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Console.safe(r.value.value)
-            line += "  [\(r.value.level.rawValue)]"
-            if let e = r.value.e164, e != r.value.value { line += "  (\(e))" }
-            ctx.out.line(line)
+            let lines = r.value.value.split(separator: "\n", omittingEmptySubsequences: false).map { Console.safe(String($0)) }
+            var row = [r.field.rawValue, lines[0], "[\(r.value.level.rawValue)]"]
+            if let e = r.value.e164, e != r.value.value { row.append("(\(e))") }
+            table.append(row)
+            for more in lines.dropFirst() { table.append(["", more]) }
         }
+        for line in DisplayWidth.table(table) { ctx.out.line("  " + line) }
     }
 }

@@ -20,6 +20,10 @@ struct Exchange: MeishiCommand {
             and, once both sides have acknowledged, stored with trust 'met'. A mismatch or a 'no' stores \
             nothing on either side. Three pairings abandoned after a code could be computed end the run with \
             exit 76: someone may be trying codes.
+
+            Examples:
+              meishi exchange
+              meishi exchange --code
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -175,7 +179,7 @@ struct Exchange: MeishiCommand {
         let outcome: ExchangeService.Outcome
         do {
             outcome = try await ExchangeService(home: session.home).run(
-                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: fields?.names,
+                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
                 timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
                 confirm: { code in
                     spinner.stop()
