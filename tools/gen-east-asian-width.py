@@ -2,11 +2,12 @@
 """Generates Sources/MeishiCard/Unicode/EastAsianWidth.swift: the code points that take two
 terminal columns, East Asian Width W (wide) or F (fullwidth) in Unicode's EastAsianWidth.txt
 (UAX #11), as Python's unicodedata.east_asian_width reports them (the standard library ships
-that data; no download). Runs separated only by unassigned code points are joined, so an
-unassigned code point may be counted either way; every assigned one is exact.
+that data; no download). Only assigned code points count; runs separated only by unassigned
+code points are joined, so an unassigned code point may be counted either way.
 
     python3 tools/gen-east-asian-width.py            # writes the Swift file
     python3 tools/gen-east-asian-width.py --ranges   # prints the ranges, one "FIRST LAST" per line (hex)
+    python3 tools/gen-east-asian-width.py --bridged  # assigned narrow code points inside the table (none)
     python3 tools/gen-east-asian-width.py --check    # exit 1 when the committed file differs
 
 The test suite (DisplayWidthTests) compares the committed table with --ranges.
@@ -20,7 +21,9 @@ OUT = os.path.join(ROOT, "Sources", "MeishiCard", "Unicode", "EastAsianWidth.swi
 
 
 def is_wide(cp):
-    return unicodedata.east_asian_width(chr(cp)) in ("W", "F")
+    # Unassigned code points are left out: no text holds them, and unicodedata reports some of
+    # them as F (Python 3.11 says so for U+0378).
+    return not unassigned(cp) and unicodedata.east_asian_width(chr(cp)) in ("W", "F")
 
 
 def unassigned(cp):
@@ -71,6 +74,13 @@ extension DisplayWidth {{
 
 
 def main():
+    if "--bridged" in sys.argv:
+        # Assigned code points inside the table's ranges that are not wide: must be none.
+        for a, b in wide_ranges():
+            for cp in range(a, b + 1):
+                if not unassigned(cp) and not is_wide(cp):
+                    print(f"{cp:X}")
+        return
     if "--ranges" in sys.argv:
         for a, b in wide_ranges(bridge=False):
             print(f"{a:X} {b:X}")

@@ -16,7 +16,7 @@ public enum DisplayWidth {
     }
 
     /// Whether `v` is East Asian Wide or Fullwidth (binary search in `wideRanges`).
-    static func isWide(_ v: UInt32) -> Bool {
+    public static func isWide(_ v: UInt32) -> Bool {
         guard v >= 0x1100 else { return false }
         var low = 0, high = wideRanges.count - 1
         while low <= high {
