@@ -157,6 +157,8 @@ struct Exchange: MeishiCommand {
         } else {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
         }
+        session.step(listen ? "listening for the other side on TCP port \(port)" : peer.map { "dialling \($0)" }
+                     ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json
         let out = ctx.out
         let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError,

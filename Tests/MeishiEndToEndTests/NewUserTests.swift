@@ -341,3 +341,55 @@ import MeishiQR
         for s in ["山", "あ", "한", "Ｍ", "😀"] { #expect(DisplayWidth.of(s) == 2, "\(s)") }
     }
 }
+
+/// The generated bash completion, sourced in a real bash: file names where a file goes, field
+/// names for `card set/add/unset`, contact names from the store for a REF.
+@Suite struct BashCompletionTests {
+    @Test func completionsCompleteFilesFieldsAndContacts() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return }
+        let cli = try CLI.withCard()
+        let ken = CLI()
+        try #require(try ken("init").status == 0)
+        try #require(try ken("card", "set", "name", "Ken Sato").status == 0)
+        let card = try cli.file("ken.json", try ken.export())
+        try #require(try cli("contacts", "add", card).status == 0)
+        let dir = Fixtures.temporaryDirectory()
+        for f in ["photo.png", "notes.txt"] { FileManager.default.createFile(atPath: dir + "/" + f, contents: Data()) }
+        let script = try cli.run(["--generate-completion-script", "bash"]).stdout
+        #expect(script.contains("complete -o filenames -F _meishi meishi"))
+        let scriptPath = dir + "/meishi.bash"
+        try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        let driver = """
+            source \(scriptPath)
+            comp() { COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< "$*"; [[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+                     COMP_CWORD=$((${#COMP_WORDS[@]}-1)); COMPREPLY=(); _meishi meishi "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"
+                     printf '%s|' "${COMPREPLY[@]}"; echo; }
+            complete -p meishi
+            comp meishi scan ph
+            comp meishi card export -o no
+            comp meishi card set em
+            comp meishi card unset ""
+            comp meishi contacts show K
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", driver]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        var env = ProcessInfo.processInfo.environment
+        env["MEISHI_HOME"] = cli.home
+        env["PATH"] = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
+        p.waitUntilExit()
+        try #require(lines.count == 6, "\(lines)")
+        #expect(lines[0] == "complete -o filenames -F _meishi meishi")
+        #expect(lines[1] == "photo.png|")
+        #expect(lines[2] == "notes.txt|")
+        #expect(lines[3] == "email|")
+        #expect(lines[4] == "name|title|org|email|phone|url|address|note|")
+        #expect(lines[5] == "Ken Sato|")
+    }
+}
