@@ -103,7 +103,7 @@ struct CardQR: MeishiCommand {
         let bytes: [UInt8]
         switch format {
         case .terminal:
-            try Self.checkFits(matrix, output: output, ctx: ctx)
+            try Self.checkFits(matrix, output: output, ctx: ctx, canShareLess: level > .public || fields == nil)
             bytes = Array(QRRender.terminal(matrix, inverted: invert, colours: ctx.usesColour && (output == nil || output == "-")).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
@@ -126,12 +126,12 @@ extension CardQR {
 
     /// A QR printed on a terminal smaller than the code would wrap and not scan, so that is
     /// refused with the ways out (fewer values, or a picture file).
-    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context) throws {
+    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, canShareLess: Bool = false) throws {
         guard output == nil || output == "-", ctx.terminal.standardOutputIsTerminal, let columns = ctx.terminal.width else { return }
         let needed = QRRender.terminalColumns(matrix)
         let rows = ctx.terminal.height
         guard needed > columns || rows.map({ (needed + 1) / 2 > $0 }) == true else { return }
         throw MeishiFailure.qrDoesNotFit(version: matrix.version, columns: needed, rows: (needed + 1) / 2,
-                                         terminalColumns: columns, terminalRows: rows)
+                                         terminalColumns: columns, terminalRows: rows, canShareLess: canShareLess)
     }
 }

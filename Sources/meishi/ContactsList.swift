@@ -49,8 +49,14 @@ struct ContactsList: MeishiCommand {
              c.trust.rawValue + (c.conflictIDs.isEmpty ? "" : " !"),
              String(CardRendering.date(c.lastSeen).prefix(10)), cut ? String(c.did.prefix(20)) + "…" : c.did]
         }
-        let header = ["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]
-        for line in DisplayWidth.table([header] + rows) { ctx.out.line(line) }
+        var table = [["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]] + rows
+        // A narrow terminal drops columns (DID, then LAST SEEN, then ORG) rather than wrap rows.
+        if cut, let width = ctx.terminal.width {
+            for column in [5, 4, 2] where DisplayWidth.table(table).contains(where: { DisplayWidth.of($0) > width }) {
+                table = table.map { var r = $0; r.remove(at: column); return r }
+            }
+        }
+        for line in DisplayWidth.table(table) { ctx.out.line(line) }
         if found.contains(where: { !$0.conflictIDs.isEmpty }) { ctx.out.line(MeishiFailure.flaggedLegend) }
     }
 

@@ -16,7 +16,9 @@ extension MeishiFailure {
         case .cannotRead(let path, let reason, let missing):
             self.init("cannot read \(path): \(reason)", hint: missing ? "check the path" : nil, status: .noInput)
         case .isDirectory(let path): self.init("cannot read \(path): it is a directory", status: .noInput)
-        case .cannotWrite(let path, let reason): self.init("cannot write \(path): \(reason)", status: .failure)
+        case .cannotWrite(let path, let reason):
+            self.init("cannot write \(path): \(reason)", hint: SecureFile.isDirectory(path) ? "name a file inside it: -o \(path)/NAME" : nil,
+                      status: .failure)
         case .alreadyExists(let path): self.init("\(path) already exists", status: .failure)
         case .homeNotDirectory(let path): self.init("\(path) is not a directory", status: .usage)
         case .cannotCreateHome(let path, let reason): self.init("cannot create \(path): \(reason)", status: .failure)
@@ -297,10 +299,14 @@ extension MeishiFailure {
                       status: .dataError)
     }
 
-    static func qrDoesNotFit(version: Int, columns: Int, rows: Int, terminalColumns: Int, terminalRows: Int?) -> MeishiFailure {
+    /// `canShareLess`: the share is above public, or takes every field.
+    static func qrDoesNotFit(version: Int, columns: Int, rows: Int, terminalColumns: Int, terminalRows: Int?,
+                             canShareLess: Bool) -> MeishiFailure {
         MeishiFailure("the QR (version \(version)) needs \(columns)x\(rows) characters; this terminal has "
-                      + "\(terminalColumns)x\(terminalRows.map(String.init) ?? "?"), and a wrapped code does not scan",
-                      hint: "enlarge the terminal, share less with --level public or --fields name,email, or write a picture: -o card.png",
+                      + "\(terminalColumns)x\(terminalRows.map(String.init) ?? "?"), and a code cut or wrapped does not scan",
+                      hint: "enlarge the terminal (or a smaller font) to \(columns)x\(rows)"
+                        + (canShareLess ? ", share less with --level public or --fields name,email," : "")
+                        + " or write a picture: -o card.png",
                       status: .usage)
     }
 }
@@ -364,4 +370,12 @@ extension MeishiFailure {
     static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
 
     static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
+}
+
+extension MeishiFailure {
+    /// An empty file, or nothing on standard input.
+    static func emptyInput(_ file: String) -> MeishiFailure {
+        file == "-" ? MeishiFailure("nothing arrived on standard input", hint: "pipe an image in: meishi scan - < photo.png", status: .noInput)
+                    : MeishiFailure("\(file) is empty", status: .dataError)
+    }
 }

@@ -65,6 +65,10 @@ struct Meishi: AsyncParsableCommand {
     /// every word up to the first option or argument names a command.
     static func unknownCommand(_ arguments: [String]) -> (word: String, path: [String], suggestions: [String])? {
         var words = arguments[...]
+        // Global options before the command (`meishi --home X crad`) are not commands.
+        while let first = words.first, first == "--home" || first.hasPrefix("--home=") || first == "-v" || first == "--verbose" {
+            words = words.dropFirst(first == "--home" ? 2 : 1)
+        }
         if words.first == "help" { words = words.dropFirst() }
         var level: [ParsableCommand.Type] = configuration.subcommands
         var path: [String] = []
@@ -135,7 +139,7 @@ struct Meishi: AsyncParsableCommand {
                 out.line(fullMessage(for: error))
                 return 0
             }
-            return fail(.usage(message(for: error), command: commandPath(arguments),
+            return fail(.usage(message(for: error), command: commandPath(hoistingGlobalOptions(arguments)),
                                status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
         }
     }

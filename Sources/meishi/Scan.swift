@@ -57,10 +57,16 @@ struct Scan: MeishiCommand {
                 if file == "-", ctx.terminal.isInteractive { ctx.out.note(MeishiFailure.waitingForStandardInput("an image")) }
                 session.step("reading \(file == "-" ? "standard input" : file)")
                 let bytes = try ctx.readAtMost(file, limit: QRService.maximumFileBytes)
+                if bytes.isEmpty {
+                    let f = MeishiFailure.emptyInput(file)
+                    entry["error"] = .string(f.message)
+                    fail(f)
+                    continue
+                }
                 codes = try QRService.scan(bytes, verifier: verifier)
                 session.step("\(file): \(codes.count) QR code\(codes.count == 1 ? "" : "s") found")
             } catch {
-                let located = MeishiFailure(error).located(file)
+                let located = MeishiFailure(error).located(file == "-" ? "standard input" : file)
                 entry["error"] = .string(located.message)
                 fail(located)
                 continue

@@ -187,7 +187,7 @@ struct InProcess {
         #expect(again.status == 1 && again.err.contains("an identity already exists"))
         let dir = Fixtures.temporaryDirectory()
         let toDir = await mei("card", "export", "-o", dir)
-        #expect(toDir.status == 1 && toDir.err == "meishi: error: cannot write \(dir): it is a directory\n")
+        #expect(toDir.status == 1 && toDir.err == "meishi: error: cannot write \(dir): it is a directory\nmeishi: hint: name a file inside it: -o \(dir)/NAME\n")
     }
 
     /// A mistyped command is named, with the nearest ones; `help` of a command that does not exist
