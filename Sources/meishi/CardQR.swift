@@ -57,7 +57,8 @@ struct CardQR: MeishiCommand {
     @Flag(help: "Encode a card for the Solidarity app (ES256 JWS) instead of the meishi card.")
     var solidarity = false
 
-    @Flag(help: "Terminal: light modules on dark instead of dark on light.")
+    @Flag(help: ArgumentHelp("Terminal: draw for light text on a dark background.", discussion:
+        "Matters for plain output (NO_COLOR, or not a terminal), where the blocks take the text colour; with colours the code is drawn light on dark."))
     var invert = false
 
     func validate() throws {

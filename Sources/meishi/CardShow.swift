@@ -56,6 +56,15 @@ struct CardShow: MeishiCommand {
             table.append(row)
             for more in lines.dropFirst() { table.append(["", more]) }
         }
+        // A narrow terminal: the E.164 forms go first, then values are cut so the levels stay in view.
+        if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width,
+           DisplayWidth.table(table).contains(where: { DisplayWidth.of($0) + 2 > width }) {
+            table = table.map { Array($0.prefix(3)) }
+            let fieldWidth = table.map { DisplayWidth.of($0[0]) }.max() ?? 0
+            let levelWidth = table.map { $0.count > 2 ? DisplayWidth.of($0[2]) : 0 }.max() ?? 0
+            let room = max(8, width - 2 - fieldWidth - 2 - 2 - levelWidth)
+            table = table.map { row in var r = row; r[1] = DisplayWidth.truncated(r[1], to: room); return r }
+        }
         for line in DisplayWidth.table(table) { ctx.out.line("  " + line) }
     }
 }

@@ -104,7 +104,8 @@ extension MeishiFailure {
             self.init("\"\(v)\" is not an email address", hint: "expected name@example.org", status: .dataError)
         case .invalidPhone(let v):
             self.init("\"\(v)\" is not a phone number",
-                      hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678", status: .dataError)
+                      hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678 (an extension: ext 12)",
+                      status: .dataError)
         case .invalidURL(let v):
             self.init("\"\(v)\" is not a URL", hint: "include the scheme, e.g. https://\(v)",
                       status: .dataError)
@@ -368,6 +369,8 @@ extension MeishiFailure {
 
     static let alreadyEncrypted = MeishiFailure("the secret key already has a passphrase", hint: "meishi passphrase change", status: .usage)
     static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
+
+    static let identityFileNotACard = "that is a meishi identity file (or backup), not a card: 'meishi card export' writes your card"
 
     static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
 }

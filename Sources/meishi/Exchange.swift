@@ -157,7 +157,7 @@ struct Exchange: MeishiCommand {
         } else {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
         }
-        session.step(listen ? "listening for the other side on TCP port \(port)" : peer.map { "dialling \($0)" }
+        session.step(listen ? "listening for the other side over TCP" : peer.map { "dialling \($0)" }
                      ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json
         let out = ctx.out

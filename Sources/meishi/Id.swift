@@ -65,7 +65,9 @@ struct IdExport: MeishiCommand {
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
         let (_, current) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
-        guard let backupPassphrase = try ctx.passphrases.newPassphrase() else { throw MeishiFailure.passphraseNeedsTerminal }
+        var asking = ctx.passphrases
+        asking.newPrompt = "passphrase for the backup"
+        guard let backupPassphrase = try asking.newPassphrase() else { throw MeishiFailure.passphraseNeedsTerminal }
         var bytes = try session.identities.backup(passphrases: GivenPassphrases(value: current), backupPassphrase: backupPassphrase, now: ctx.unixNow)
         defer { wipe(&bytes) }
         if let output, output != "-" {

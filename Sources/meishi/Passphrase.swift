@@ -7,6 +7,8 @@ struct TerminalPassphrases: PassphraseSource {
     let environment: [String: String]
     let terminal: TerminalIO
     let console: Console
+    /// What a new passphrase is for, in its prompt ("new passphrase: ").
+    var newPrompt = "new passphrase"
 
     /// Only a person at a terminal may mistype; a passphrase from the environment is tried once.
     var tries: Int { environment["MEISHI_PASSPHRASE"] == nil ? MeishiFailure.passphraseTries : 1 }
@@ -24,7 +26,7 @@ struct TerminalPassphrases: PassphraseSource {
             warnIfShort(p.utf8.count)
             return SecureBytes(copying: Array(p.utf8))
         }
-        guard let first = terminal.readHidden("new passphrase: ") else { return nil }
+        guard let first = terminal.readHidden(newPrompt + ": ") else { return nil }
         guard first.count > 0 else { throw .emptyPassphrase }
         warnIfShort(first.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count })
         guard let second = terminal.readHidden("repeat passphrase: ") else { return nil }

@@ -28,7 +28,13 @@ struct Verify: MeishiCommand {
 
     func run(_ ctx: Context) throws {
         _ = try global.session(ctx, needsIdentity: false)
-        let data = try ctx.readAtMost(file, limit: ProximityPayload.maximumEncodedSize)
+        let data: [UInt8]
+        do throws(MeishiError) { data = try ctx.readAtMost(file, limit: ProximityPayload.maximumEncodedSize) } catch {
+            // Too large to be a payload: the verdict is "malformed", as the card layer says.
+            var failure = MeishiFailure(error)
+            if case .fileTooLarge = error { failure.details = ["valid": .bool(false), "verdict": .string("malformed"), "reason": .string(failure.message)] }
+            throw failure
+        }
         do {
             let card = try CardVerifier(maximumSkew: maxSkew.seconds, clock: ctx.unixClock).verify(data)
             report(card, ctx.out)
@@ -36,6 +42,7 @@ struct Verify: MeishiCommand {
             // With --json the error document carries the verdict too (printed where failures are).
             var failure = MeishiFailure(error)
             failure.details = ["valid": .bool(false), "verdict": .string(error.verdict), "reason": .string(error.reason)]
+            if String(decoding: data.prefix(200), as: UTF8.self).contains("\"format\":\"meishi-identity") { failure.hint = MeishiFailure.identityFileNotACard }
             throw failure
         }
     }

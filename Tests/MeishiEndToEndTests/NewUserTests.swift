@@ -117,6 +117,16 @@ import MeishiQR
             return DisplayWidth.of(String(line[..<range.lowerBound]))
         }
         #expect(Set(columns).count == 1, "\(lines)")
+        // On a 40-column terminal rows stay on one line: columns dropped, values cut, levels kept.
+        var narrow = mei
+        narrow.outputTerminal = (40, 30)
+        #expect(await narrow("card", "add", "email", "a.rather.long.address@example.org").status == 0)
+        #expect(await narrow("card", "add", "phone", "+81 90 1234 5678").status == 0)
+        for args in [["contacts", "list"], ["card", "show"]] {
+            let out = await narrow.run(args).out
+            #expect(out.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 40 }, "\(args): \(out)")
+            #expect(args[0] == "contacts" || out.contains("[professional]"))
+        }
         #expect(DisplayWidth.of("山田 太郎") == 9 && DisplayWidth.of("e\u{301}") == 1 && DisplayWidth.of("Ｍ") == 2)
         #expect(DisplayWidth.padded("山田", to: 6) == "山田  " && DisplayWidth.truncated("山田太郎", to: 5) == "山田…")
     }
