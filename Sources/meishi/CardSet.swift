@@ -19,7 +19,7 @@ struct CardSet: MeishiCommand {
         try editCard(global, ctx) { card throws(CardError) in
             try card.set(field, arguments.value, level: arguments.level)
             let v = card.fields[field]![0]
-            let next = field == .name && card.valueCount == 1 ? "\n" + MeishiFailure.nextAfterName : ""
+            let next = field == .name && card.valueCount == 1 ? "\n" + MeishiFailure.nextAfterName(global.home) : ""
             let shown = CardRendering.multiline(v.value, indent: field.rawValue.count + 3)
             return "\(field) = \(shown) (\(v.level.rawValue))" + next
         }

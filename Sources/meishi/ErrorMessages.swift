@@ -277,7 +277,12 @@ extension MeishiFailure {
     static func usage(_ text: String, command: [String], status: ExitStatus) -> MeishiFailure {
         var message = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if let first = message.first { message = first.lowercased() + message.dropFirst() }
-        return MeishiFailure(message, hint: "see '\((["meishi"] + command).joined(separator: " ")) --help'", status: status)
+        let help = "see '\((["meishi"] + command).joined(separator: " ")) --help'"
+        // "The value 'x' is invalid for '--trust <trust>'. Please provide one of 'a', 'b' or 'c'." → one line and a hint.
+        if let m = message.firstMatch(of: /^the value '(.*)' is invalid for '(-[^ ']+)[^']*'\. Please provide one of (.*)\.$/) {
+            return MeishiFailure("\(m.2) cannot be '\(m.1)'", hint: "choose one of \(m.3)", status: status)
+        }
+        return MeishiFailure(message, hint: help, status: status)
     }
 }
 
@@ -327,10 +332,21 @@ extension MeishiFailure {
 /// Lines printed under tables.
 extension MeishiFailure {
     /// After the first `card set name`: what to do next.
-    static let nextAfterName = """
-        next: meishi card add email you@example.org   (then: meishi card show)
-        then: meishi exchange with someone nearby, or meishi card qr to show your card
-        """
+    /// `meishi` as the person runs it: with `--home DIR` when they gave one.
+    static func meishi(_ home: String?) -> String {
+        guard let home else { return "meishi" }
+        return "meishi --home " + (home.contains(where: { " '\"$\\".contains($0) }) ? "'\(home.replacingOccurrences(of: "'", with: "'\\''"))'" : home)
+    }
+
+    static func nextAfterName(_ home: String?) -> String {
+        let m = meishi(home)
+        return """
+            next: \(m) card add email you@example.org   (then: \(m) card show)
+            then: \(m) exchange with someone nearby, or \(m) card qr to show your card
+            """
+    }
+
+    static func nextAfterInit(_ home: String?) -> String { "next: \(meishi(home)) card set name \"Your Name\"" }
 
     static let flaggedLegend = "! possible impersonation: uses the name or email of another contact (see 'meishi contacts show ID')"
 }

@@ -61,7 +61,7 @@ struct Init: MeishiCommand {
             created identity \(pub.did)
             fingerprint  \(pub.fingerprint)
             secret key   \(session.home.secretKeyPath)\(passphrase ? " (encrypted)" : "")
-            next: meishi card set name "Your Name"
+            \(MeishiFailure.nextAfterInit(global.home))
             """)
     }
 

@@ -218,6 +218,8 @@ import MeishiQR
         let mei = await Self.person()
         let r = await mei("contacts", "list", "--limit", "-1")
         #expect(r.status == 64 && r.err.hasPrefix("meishi: error: --limit must be at least 1"), "\(r.err)")
+        let trust = await mei("contacts", "list", "--trust", "bogus")
+        #expect(trust.status == 64 && trust.err == "meishi: error: --trust cannot be 'bogus'\nmeishi: hint: choose one of 'unsigned', 'signed' or 'met'\n")
     }
 
     @Test func aHomeWithoutAnIdentityIsRefusedAndLeftUncreated() async throws {
@@ -257,6 +259,15 @@ import MeishiQR
         s.stdin = Array(await ken("card", "export").out.utf8)
         #expect(await s("contacts", "add", "-").status == 0)
         #expect(await s("contacts", "delete", "1").status == 0, "no terminal: no question")
+    }
+
+    /// The next steps printed after init and the first name carry the --home that was given.
+    @Test func nextStepsKeepTheHomeGiven() async {
+        let mei = InProcess()
+        let dir = Fixtures.temporaryDirectory() + "/other home"
+        #expect(await mei("init", "--home", dir).out.hasSuffix("next: meishi --home '\(dir)' card set name \"Your Name\"\n"))
+        #expect(await mei("--home", dir, "card", "set", "name", "Mei").out.contains("next: meishi --home '\(dir)' card add email"))
+        #expect(await mei("--home", dir, "verify", dir + "/identity.json").err.contains("hint: that is a meishi identity file"))
     }
 
     // MARK: Passphrase and identity
