@@ -38,20 +38,18 @@ enum KeyFile {
     /// Writes `members` as a JCS key file at `path`, created exclusive with mode 0600, then wipes
     /// the file's bytes and the `secret` text (its storage is shared with every copy, so only now).
     static func create(_ members: inout [String: JSONValue], at path: String) throws(MeishiError) {
-        var file = JCS.canonicalize(.object(members)) + [0x0A]
-        var secretText: String?
-        if case .string(let text)? = members["secret"] { secretText = text }
-        members = [:]
-        defer {
-            wipe(&file)
-            if var text = secretText { wipe(&text) }
-        }
-        try SecureFile.create(file, at: path)
+        try write(&members) { file throws(MeishiError) in try SecureFile.create(file, at: path) }
     }
 
     /// Writes `members` as a JCS key file over `path`: a temporary file (mode 0600) renamed over
     /// it, so the key is either the old one or the new one, never half written. Wipes like `create`.
     static func replace(_ members: inout [String: JSONValue], at path: String) throws(MeishiError) {
+        try write(&members) { file throws(MeishiError) in try SecureFile.write(file, to: path, mode: 0o600) }
+    }
+
+    /// The file's bytes handed to `store`, then they and the `secret` text wiped.
+    private static func write(_ members: inout [String: JSONValue],
+                              _ store: ([UInt8]) throws(MeishiError) -> Void) throws(MeishiError) {
         var file = JCS.canonicalize(.object(members)) + [0x0A]
         var secretText: String?
         if case .string(let text)? = members["secret"] { secretText = text }
@@ -60,7 +58,7 @@ enum KeyFile {
             wipe(&file)
             if var text = secretText { wipe(&text) }
         }
-        try SecureFile.write(file, to: path, mode: 0o600)
+        try store(file)
     }
 
     /// The key file's bytes; refuses a file readable by group or others, like ssh. `missing` is

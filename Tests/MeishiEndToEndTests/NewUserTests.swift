@@ -233,6 +233,10 @@ import MeishiQR
         let mei = await Self.person()
         let card = try Self.write(await mei("card", "export").out, "mei.json")
         #expect(await nobody("verify", card).status == 0)
+        let png = Fixtures.temporaryDirectory() + "/card.png"
+        #expect(await mei("card", "qr", "-o", png).status == 0)
+        let raw = await nobody("scan", "--raw", png)
+        #expect(raw.status == 0 && raw.out.hasPrefix("MEISHI1:"), "\(raw.err)")
         #expect(!FileManager.default.fileExists(atPath: nobody.home))
     }
 
@@ -317,6 +321,31 @@ import MeishiQR
             .replacingOccurrences(of: "\"encrypted\": false", with: "\"encrypted\": true"))
         let keyMode = try FileManager.default.attributesOfItem(atPath: restored.home + "/identity.key")[.posixPermissions] as? Int
         #expect(keyMode == 0o600)
+    }
+
+    /// The backup vector of docs/PROTOCOL.md 3.1.1 restores to its DID; a backup whose did was
+    /// changed, or an identity.key passed off as a backup, is refused and nothing is written.
+    @Test func theBackupVectorRestores() async throws {
+        let vector = Fixtures.url("identity/backup-v1.json").path
+        let did = try String(contentsOf: Fixtures.url("identity/backup-v1.did"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        var mei = InProcess()
+        mei.environment = ["MEISHI_PASSPHRASE": "correct horse battery staple"]
+        let r = await mei("init", "--restore", vector, "--json")
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("\"did\": \"\(did)\"") && r.out.contains("\"encrypted\": true"))
+        #expect(await mei("card", "set", "name", "Mei").status == 0)
+        #expect(await mei("card", "export").status == 0, "the restored key signs")
+
+        let text = try String(contentsOfFile: vector, encoding: .utf8)
+        let other = try Self.write(text.replacingOccurrences(of: did, with: "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"), "other.json")
+        var forged = InProcess()
+        forged.environment = mei.environment
+        let f = await forged("init", "--restore", other)
+        #expect(f.status == 65 || f.status == 77, "\(f.err)")
+        #expect(!FileManager.default.fileExists(atPath: forged.home + "/identity.key"))
+        let keyFile = try Self.write(try String(contentsOfFile: mei.home + "/identity.key", encoding: .utf8), "identity.key")
+        #expect(await forged("init", "--restore", keyFile).status == 65)
+        #expect(!FileManager.default.fileExists(atPath: forged.home + "/identity.key"))
     }
 
     // MARK: Help
