@@ -127,12 +127,13 @@ extension CardQR {
 
     /// A QR printed on a terminal smaller than the code would wrap and not scan, so that is
     /// refused with the ways out (fewer values, or a picture file).
-    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, canShareLess: Bool = false) throws {
+    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, canShareLess: Bool = false,
+                          file: String = "write a picture: -o card.png") throws {
         guard output == nil || output == "-", ctx.terminal.standardOutputIsTerminal, let columns = ctx.terminal.width else { return }
         let needed = QRRender.terminalColumns(matrix)
         let rows = ctx.terminal.height
         guard needed > columns || rows.map({ (needed + 1) / 2 > $0 }) == true else { return }
         throw MeishiFailure.qrDoesNotFit(version: matrix.version, columns: needed, rows: (needed + 1) / 2,
-                                         terminalColumns: columns, terminalRows: rows, canShareLess: canShareLess)
+                                         terminalColumns: columns, terminalRows: rows, canShareLess: canShareLess, file: file)
     }
 }

@@ -40,7 +40,7 @@ struct ContactsShare: MeishiCommand {
             let text = CardQRText.encode(payload)
             if output == nil, ctx.terminal.standardOutputIsTerminal {
                 let matrix = try CardQR.matrix(text, mode: .alphanumeric, correction: .M)
-                try CardQR.checkFits(matrix, output: output, ctx: ctx)
+                try CardQR.checkFits(matrix, output: output, ctx: ctx, file: "pass on the signed card as a file: -o card.json")
                 bytes = Array(QRRender.terminal(matrix, colours: ctx.usesColour).utf8)
             } else {
                 bytes = Array(text.utf8) + [0x0A]

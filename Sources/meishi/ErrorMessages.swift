@@ -306,13 +306,14 @@ extension MeishiFailure {
     }
 
     /// `canShareLess`: the share is above public, or takes every field.
+    /// `file`: the way to a file instead (a picture for `card qr`, the signed card for `contacts share`).
     static func qrDoesNotFit(version: Int, columns: Int, rows: Int, terminalColumns: Int, terminalRows: Int?,
-                             canShareLess: Bool) -> MeishiFailure {
+                             canShareLess: Bool, file: String = "write a picture: -o card.png") -> MeishiFailure {
         MeishiFailure("the QR (version \(version)) needs \(columns)x\(rows) characters; this terminal has "
                       + "\(terminalColumns)x\(terminalRows.map(String.init) ?? "?"), and a code cut or wrapped does not scan",
                       hint: "enlarge the terminal (or a smaller font) to \(columns)x\(rows)"
-                        + (canShareLess ? ", share less with --level public or --fields name,email," : "")
-                        + " or write a picture: -o card.png",
+                        + (canShareLess ? ", share less with --level public or --fields name,email," : ",")
+                        + " or " + file,
                       status: .usage)
     }
 }

@@ -82,6 +82,7 @@ struct Scan: MeishiCommand {
             // note, not a failure: the card is what the person scanned for.
             let holdsACard = codes.contains { if case .other = $0.content { false } else { true } }
             for code in codes {
+                session.step("\(file): a \(code.kind) code, found by the scanner's \(code.pass) pass")
                 if raw {
                     // Unchanged for a pipe; on a terminal, escaped like all peer text (a QR code
                     // may hold escape sequences).
@@ -94,7 +95,6 @@ struct Scan: MeishiCommand {
                     continue
                 }
                 var obj = codeJSON(code)
-                session.step("\(file): a \(code.kind) code")
                 do { try handle(code, file: file, session: session, into: &obj) } catch let f as MeishiFailure {
                     if holdsACard, case .other = code.content {
                         if !json { ctx.out.note(MeishiFailure.otherCodeBesideCard(file: file, text: code.text)) }
