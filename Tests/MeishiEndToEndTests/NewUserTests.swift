@@ -183,9 +183,14 @@ import MeishiQR
         var mei = await Self.person(interactive: true)
         let r = await mei("contacts", "list", "--verbose")
         #expect(r.err.contains("meishi: debug: home \(mei.home) (MEISHI_HOME)") && r.err.contains("contacts \(mei.home)/meishi.sqlite"), "\(r.err)")
+        let png = Fixtures.temporaryDirectory() + "/card.png"
+        #expect(await mei("card", "qr", "-o", png).status == 0)
+        let v = await mei("scan", "--raw", "-v", png)
+        #expect(v.err.contains("\(png): a meishi-card code, found by the scanner's first pass"), "\(v.err)")
         mei.stdin = []
         let s = await mei("scan", "-")
         #expect(s.err.hasPrefix("meishi: waiting for an image on standard input"), "\(s.err)")
+        #expect(s.status == 66 && s.err.contains("nothing arrived on standard input"))
     }
 
     // MARK: Input
