@@ -382,9 +382,10 @@ extension MeishiFailure {
     }
 
     static let passphraseNeedsTerminal = MeishiFailure("a new passphrase needs a terminal or MEISHI_NEW_PASSPHRASE",
-                                                       hint: "MEISHI_NEW_PASSPHRASE=… meishi passphrase set", status: .usage)
+                                                       hint: "run it on a terminal, or set MEISHI_NEW_PASSPHRASE", status: .usage)
 
     static let alreadyEncrypted = MeishiFailure("the secret key already has a passphrase", hint: "meishi passphrase change", status: .usage)
+    static let noPassphraseToRemove = MeishiFailure("the secret key has no passphrase: nothing to remove", status: .failure)
     static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
 
     static let identityFileNotACard = "that is a meishi identity file (or backup), not a card: 'meishi card export' writes your card"

@@ -24,7 +24,7 @@ private func reprotect(_ global: GlobalOptions, _ ctx: Context, wantEncrypted: B
     let session = try global.session(ctx)
     let encrypted = try session.identities.isEncrypted()
     if wantEncrypted == false, encrypted { throw MeishiFailure.alreadyEncrypted }
-    if wantEncrypted == true, !encrypted { throw MeishiFailure.notEncrypted }
+    if wantEncrypted == true, !encrypted { throw removing ? MeishiFailure.noPassphraseToRemove : MeishiFailure.notEncrypted }
     // Open the key first, so a wrong current passphrase is said before a new one is asked.
     let (_, current) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
     let opened = GivenPassphrases(value: current)

@@ -313,6 +313,8 @@ import MeishiQR
         #expect(await mei("passphrase", "remove").status == 0)
         mei.environment = [:]
         #expect(!(await mei("id").out.contains("(encrypted)")))
+        #expect(await mei("passphrase", "remove").err == "meishi: error: the secret key has no passphrase: nothing to remove\n")
+        #expect(await mei("passphrase", "change").status == 64)
 
         var restored = InProcess()
         restored.environment = ["MEISHI_PASSPHRASE": "wrong"]
