@@ -128,7 +128,8 @@ struct Scan: MeishiCommand {
             obj["payload"] = card.payload.jsonValue()
             if dryRun {
                 obj["stored"] = .bool(false)
-                if !json { printCard(card, out) }
+                let own = (try? session.identities.loadPublic().did) == card.payload.senderDID
+                if !json { printCard(card, own: own, out) }
                 return
             }
             let outcome = try session.contacts.add(card, trust: .signed, source: "qr", now: session.ctx.unixNow)
@@ -166,9 +167,9 @@ struct Scan: MeishiCommand {
         }
     }
 
-    func printCard(_ card: VerifiedCard, _ out: Console) {
+    func printCard(_ card: VerifiedCard, own: Bool, _ out: Console) {
         let p = card.payload
-        out.line("valid card from \(CardRendering.name(p.displayName)) (not stored: --dry-run)\n"
+        out.line("valid card from \(CardRendering.name(p.displayName)) (\(own ? "your own card; " : "")not stored: --dry-run)\n"
                  + CardRendering.block(CardRendering.fields(of: p), rows: [("did", p.senderDID)]))
     }
 }

@@ -185,6 +185,7 @@ import MeishiQR
         #expect(r.err.contains("meishi: debug: home \(mei.home) (MEISHI_HOME)") && r.err.contains("contacts \(mei.home)/meishi.sqlite"), "\(r.err)")
         let png = Fixtures.temporaryDirectory() + "/card.png"
         #expect(await mei("card", "qr", "-o", png).status == 0)
+        #expect(await mei("scan", "--dry-run", png).out.hasPrefix("valid card from Mei Tanaka (your own card; not stored: --dry-run)"))
         let v = await mei("scan", "--raw", "-v", png)
         #expect(v.err.contains("\(png): a meishi-card code, found by the scanner's first pass"), "\(v.err)")
         mei.stdin = []
