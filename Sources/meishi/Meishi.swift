@@ -41,6 +41,15 @@ struct Meishi: AsyncParsableCommand {
     /// Moves global options written before the subcommand (`meishi --home X init`) after it,
     /// where every subcommand accepts them.
     static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+        let (globals, rest) = leadingGlobalOptions(arguments)
+        guard !globals.isEmpty else { return arguments }
+        let path = commandPath(Array(rest))
+        guard !path.isEmpty else { return arguments }
+        return path + globals + rest.dropFirst(path.count)
+    }
+
+    /// The global options at the start of `arguments` (`--home X`, `--home=X`, `-v`), and the rest.
+    static func leadingGlobalOptions(_ arguments: [String]) -> (globals: [String], rest: ArraySlice<String>) {
         var globals: [String] = []
         var rest = arguments[...]
         while let first = rest.first {
@@ -54,21 +63,15 @@ struct Meishi: AsyncParsableCommand {
                 break
             }
         }
-        guard !globals.isEmpty else { return arguments }
-        let path = commandPath(Array(rest))
-        guard !path.isEmpty else { return arguments }
-        return path + globals + rest.dropFirst(path.count)
+        return (globals, rest)
     }
 
     /// The first word that should name a command and names none, with the commands it could have
     /// meant: `meishi crad show` → ("crad", ["card"], []), `meishi help nosuch` likewise. Nil when
     /// every word up to the first option or argument names a command.
     static func unknownCommand(_ arguments: [String]) -> (word: String, path: [String], suggestions: [String])? {
-        var words = arguments[...]
         // Global options before the command (`meishi --home X crad`) are not commands.
-        while let first = words.first, first == "--home" || first.hasPrefix("--home=") || first == "-v" || first == "--verbose" {
-            words = words.dropFirst(first == "--home" ? 2 : 1)
-        }
+        var words = leadingGlobalOptions(arguments).rest
         if words.first == "help" { words = words.dropFirst() }
         var level: [ParsableCommand.Type] = configuration.subcommands
         var path: [String] = []

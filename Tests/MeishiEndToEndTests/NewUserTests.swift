@@ -278,6 +278,9 @@ import MeishiQR
         #expect(await mei("init", "--home", dir).out.hasSuffix("next: meishi --home '\(dir)' card set name \"Your Name\"\n"))
         #expect(await mei("--home", dir, "card", "set", "name", "Mei").out.contains("next: meishi --home '\(dir)' card add email"))
         #expect(await mei("--home", dir, "verify", dir + "/identity.json").err.contains("hint: that is a meishi identity file"))
+        // Global options first do not hide the command from hints and suggestions.
+        #expect(await mei("--home", dir, "crad").err.contains("did you mean 'meishi card'?"))
+        #expect(await mei("--home", dir, "contacts", "list", "--limit", "x").err.hasSuffix("hint: see 'meishi contacts list --help'\n"))
     }
 
     // MARK: Passphrase and identity
