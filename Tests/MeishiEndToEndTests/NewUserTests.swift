@@ -454,3 +454,38 @@ import MeishiQR
         #expect(lines[5] == "Ken Sato|")
     }
 }
+
+/// Identity backups checked by tools/verify-backup.py: Argon2id and ChaCha20-Poly1305 from Python
+/// `cryptography`, HChaCha20 in plain Python, written from docs/PROTOCOL.md 3.1.1 alone.
+@Suite struct BackupInteropTests {
+    static let python = CLI.venvPython(importing: "cryptography, base58")
+
+    static func check(_ path: String, _ passphrase: String) throws -> (status: Int32, out: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: python!)
+        p.arguments = [Fixtures.root.appendingPathComponent("tools/verify-backup.py").path, path, passphrase]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text.trimmingCharacters(in: .newlines))
+    }
+
+    @Test(.enabled(if: python != nil, "skipped: needs .venv with cryptography and base58 (scripts/python-tools.sh)"))
+    func backupsOpenElsewhere() async throws {
+        let did = try String(contentsOf: Fixtures.url("identity/backup-v1.did"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        let vector = Fixtures.url("identity/backup-v1.json").path
+        #expect(try Self.check(vector, "correct horse battery staple") == (0, did))
+        #expect(try Self.check(vector, "correct horse battery stapler").status == 1)
+        var mei = InProcess()
+        #expect(await mei("init").status == 0)
+        mei.environment = ["MEISHI_NEW_PASSPHRASE": "two words"]
+        let backup = Fixtures.temporaryDirectory() + "/b.json"
+        #expect(await mei("id", "export", "-o", backup).status == 0)
+        let fresh = await mei("id", "--json").out
+        let checked = try Self.check(backup, "two words")
+        #expect(checked.status == 0 && fresh.contains("\"did\": \"\(checked.out)\""), "\(checked)")
+    }
+}
