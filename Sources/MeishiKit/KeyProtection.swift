@@ -35,13 +35,19 @@ extension IdentityStore {
     public func reprotect(passphrases: PassphraseSource, newPassphrase: SecureBytes?,
                           limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) {
         let (identity, current) = try loadRemembering(passphrases: passphrases)
-        let solidarity = SolidarityKeyStore(home: home)
+        // Both files are sealed first (each Argon2id run takes about a second) and only then
+        // replaced, one rename after the other: a process killed before the renames leaves both
+        // under the old passphrase, and the window in which one is old and one new is two
+        // system calls long (docs/SECURITY.md "Keys at rest").
+        var solidarityMembers: [String: JSONValue]?
         if SecureFile.exists(home.solidarityKeyPath) {
-            try solidarity.reprotect(for: identity.publicIdentity, opening: current, newPassphrase: newPassphrase, limits: limits)
+            solidarityMembers = try SolidarityKeyStore(home: home).resealed(for: identity.publicIdentity, opening: current,
+                                                                           newPassphrase: newPassphrase, limits: limits)
         }
         var members: [String: JSONValue] = ["format": .string(Self.format), "did": .string(identity.did)]
         try KeyFile.addSecret(secret(of: identity), to: &members, passphrase: newPassphrase,
                               associatedData: associatedData(did: identity.did), limits: limits)
+        if var solidarity = solidarityMembers { try KeyFile.replace(&solidarity, at: home.solidarityKeyPath) }
         try KeyFile.replace(&members, at: home.secretKeyPath)
     }
 
@@ -90,9 +96,10 @@ extension IdentityStore {
 }
 
 extension SolidarityKeyStore {
-    /// Re-seals solidarity.key under `newPassphrase` (nil: in the clear); `current` opens it.
-    func reprotect(for identity: PublicIdentity, opening current: SecureBytes?, newPassphrase: SecureBytes?,
-                   limits: PassphraseProtection.Limits) throws(MeishiError) {
+    /// solidarity.key's members sealed under `newPassphrase` (nil: in the clear), for the caller
+    /// to write; `current` opens the file as it is.
+    func resealed(for identity: PublicIdentity, opening current: SecureBytes?, newPassphrase: SecureBytes?,
+                  limits: PassphraseProtection.Limits) throws(MeishiError) -> [String: JSONValue] {
         let key = try load(for: identity, passphrases: GivenPassphrase(value: current ?? SecureBytes(copying: [])))
         let did = DIDKey.did(for: key.publicKey)
         var members: [String: JSONValue] = [
@@ -100,6 +107,6 @@ extension SolidarityKeyStore {
         ]
         try KeyFile.addSecret(key.rawRepresentation, to: &members, passphrase: newPassphrase,
                               associatedData: associatedData(did: did, identity: identity.did), limits: limits)
-        try KeyFile.replace(&members, at: home.solidarityKeyPath)
+        return members
     }
 }

@@ -166,3 +166,36 @@ import Testing
         }
     }
 }
+
+extension CrashConsistencyTests {
+    /// `passphrase change` killed at any moment: the identity and the Solidarity key both open
+    /// with the old passphrase or both with the new one; nothing is lost.
+    @Test func killedPassphraseChangeKeepsTheKeysUsable() throws {
+        let old = ["MEISHI_PASSPHRASE": "old passphrase one"]
+        let new = ["MEISHI_PASSPHRASE": "new passphrase two"]
+        let change = old.merging(["MEISHI_NEW_PASSPHRASE": "new passphrase two"]) { $1 }
+        let template = CLI()
+        #expect(try template.run(["init", "--passphrase"], extraEnvironment: old).status == 0)
+        #expect(try template.run(["card", "set", "name", "Mei Tanaka"], extraEnvironment: old).status == 0)
+        let png = (template.home as NSString).deletingLastPathComponent + "/solidarity.png"
+        let made = try template.run(["card", "qr", "--solidarity", "-o", png], extraEnvironment: old)
+        #expect(made.status == 0, "\(made.stderr)")
+        let did = try template.run(["id", "--json"], extraEnvironment: old).json["did"] as? String
+        let timed = try Self.copy(template)
+        let start = Date()
+        let full = try timed.run(["passphrase", "change"], extraEnvironment: change)
+        #expect(full.status == 0, "\(full.stderr)")
+        let span = Date().timeIntervalSince(start)
+        for trial in 0..<Self.trials {
+            let cli = try Self.copy(template)
+            try Self.runKilled(cli, ["passphrase", "change"], after: span * Double(trial + 1) / Double(Self.trials + 1), environment: change)
+            let withOld = try cli.run(["id", "--json"], extraEnvironment: old)
+            let withNew = try cli.run(["id", "--json"], extraEnvironment: new)
+            #expect((withOld.status == 0) != (withNew.status == 0), "old: \(withOld.stderr) new: \(withNew.stderr)")
+            let working = withOld.status == 0 ? old : new
+            #expect((withOld.status == 0 ? withOld : withNew).json["did"] as? String == did)
+            let qr = try cli.run(["card", "qr", "--solidarity", "-o", png + ".\(trial).png"], extraEnvironment: working)
+            #expect(qr.status == 0, "the Solidarity key no longer opens with the identity's passphrase: \(qr.stderr)")
+        }
+    }
+}
