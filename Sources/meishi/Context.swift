@@ -92,7 +92,7 @@ struct HomeSession {
 
     var identities: IdentityStore { IdentityStore(home: home) }
     var cards: CardService { CardService(home: home) }
-    var contacts: ContactsService { ContactsService(home: home) }
+    var contacts: ContactsService { ContactsService(home: home, clock: ctx.unixClock) }
 
     func loadIdentity() throws(MeishiError) -> Identity {
         try identities.load(passphrases: ctx.passphrases)
