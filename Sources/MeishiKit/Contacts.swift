@@ -15,12 +15,14 @@ public struct ContactsService: Sendable {
     }
 
     /// Opens the store, creating the home and the database when missing, and deletes expired
-    /// messages (a cheap read when none are due; a failed purge is logged, not fatal).
-    public func open() throws(MeishiError) -> ContactStore {
+    /// messages (a cheap read when none are due; a failed purge is logged, not fatal) unless
+    /// `purging` is false (`inbox --purge`, which purges itself and counts).
+    public func open(purging: Bool = true) throws(MeishiError) -> ContactStore {
         try home.ensureExists()
         let logger = Logger(label: "meishi.store")
         let store: ContactStore
         do { store = try ContactStore(path: home.databasePath, logger: logger) } catch { throw .store(error) }
+        guard purging else { return store }
         let now = clock()
         do {
             if try store.hasExpiredMessages(now: now) { try store.purgeExpiredMessages(now: now) }

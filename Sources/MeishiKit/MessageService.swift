@@ -198,7 +198,7 @@ public struct MessageService: Sendable {
 
     /// Deletes expired messages now (`inbox --purge`); returns how many.
     public func purge() throws(MeishiError) -> Int {
-        let store = try contacts.open()
+        let store = try contacts.open(purging: false)
         do { return try store.purgeExpiredMessages(now: clock()) } catch { throw .store(error) }
     }
 }
