@@ -17,7 +17,7 @@ public enum MessageEnvelopeError: Error, Equatable, Sendable {
     case authenticationFailed
 }
 
-/// A short note from one contact to another (docs/PROTOCOL.md §8.1), deniable by design: the
+/// A short note from one contact to another (docs/PROTOCOL.md §9.1), deniable by design: the
 /// text and every header field are in a libsodium `crypto_box` between the two parties' static
 /// X25519 keys (the `pubKey` of their signed cards) and nothing is signed, so the recipient knows
 /// who wrote it but could have made the same box itself.

@@ -8,7 +8,7 @@ import NIOPosix
 import Glibc
 #endif
 
-/// The keys and tags two contacts derive from their static X25519 keys (docs/PROTOCOL.md §8.2).
+/// The keys and tags two contacts derive from their static X25519 keys (docs/PROTOCOL.md §9.2).
 ///
 ///     pairKey = BLAKE2b-256(key = X25519(mine, theirs), "meishi-pair-v1" ‖ min(pkA, pkB) ‖ max(pkA, pkB))
 ///     tag     = BLAKE2b-128(key = pairKey, "meishi-probe-v1" ‖ pkSender ‖ pkRecipient ‖ window (u64 BE))
@@ -157,7 +157,7 @@ final class ReplayCache: Sendable {
     }
 }
 
-/// The multicast side of message delivery (docs/PROTOCOL.md §8.3): `send` probes the group,
+/// The multicast side of message delivery (docs/PROTOCOL.md §9.3): `send` probes the group,
 /// `listen` answers only probes whose tag it recognises and never announces itself.
 public enum MessageProbing {
     /// Same group as discovery, another port.

@@ -71,7 +71,7 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
     }
 }
 
-/// Frames of message delivery over TCP (docs/PROTOCOL.md §8.4), each in a 4-byte length prefix.
+/// Frames of message delivery over TCP (docs/PROTOCOL.md §9.4), each in a 4-byte length prefix.
 ///
 ///     → 0x50 hello:  tag (16) ‖ Noise KK message 1 (e, es, ss; payload: sender's unix time, u64 BE)
 ///     ← 0x51 reply:  Noise KK message 2 (e, ee, se; empty payload)
