@@ -43,7 +43,8 @@ import MeishiCrypto
                                 ephemeral: key(0x44))
         let time = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(unixTime) >> (56 - 8 * UInt64($0))) }
         let hello = [MessageFrame.hello] + tag + (try initiator.writeMessage(time))
-        precondition(try responder.readMessage(Array(hello.dropFirst(17))) == time)
+        let heard = try responder.readMessage(Array(hello.dropFirst(17)))
+        precondition(heard == time)
         let reply = [MessageFrame.reply] + (try responder.writeMessage([]))
         _ = try initiator.readMessage(Array(reply.dropFirst()))
         let (iSend, _) = initiator.split(), (rSend, _) = responder.split()
