@@ -232,8 +232,10 @@ public enum MessageTransport {
                     answer = [MessageFrame.refusal, reason.rawValue]
                 }
                 try await send([MessageFrame.sealed] + sender.seal(answer))
+            } catch let e as ExchangeError {
+                refuse(e.description)
             } catch {
-                refuse("\(error)")
+                refuse("connection lost (\(error))")
             }
         }
     }
