@@ -130,6 +130,7 @@ public struct MessageService: Sendable {
     /// Makes this machine reachable for known contacts for `seconds` (nil: until cancelled): serves
     /// senders on TCP `port` and answers only probes carrying one of its contacts' tags.
     public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true,
+                       connectionTimeout: Int64 = MessageTransport.connectionTimeout,
                        log: @escaping @Sendable (String) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
                        listening: @escaping @Sendable (Int, Int) -> Void) async throws(MeishiError) -> ListenOutcome {
@@ -156,7 +157,7 @@ public struct MessageService: Sendable {
             if verdict == .stored, let c = try? store.contact(did: did) { received(c) }
             return verdict
         }, clock: clock, log: log)
-        await MessageTransport.serve(listener, forSeconds: seconds, receiver: receiver)
+        await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, receiver: receiver)
         await responder?.stop()
         let (stored, duplicates, refused) = counts.values
         return ListenOutcome(port: listener.port, stored: stored, duplicates: duplicates, refused: refused)

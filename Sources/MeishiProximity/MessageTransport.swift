@@ -119,8 +119,8 @@ public enum MessageTransport {
     public static let defaultPort = 47_825
     /// Most connections served at once; more wait in the kernel's backlog.
     static let maximumConnections = 32
-    /// How long one connection may take, start to end (a hostile idle peer is dropped).
-    static let connectionTimeout: TimeAmount = .seconds(5)
+    /// How long one connection may take, start to end, unless told otherwise (a hostile idle peer is dropped).
+    public static let connectionTimeout: Int64 = 5
 
     typealias Connection = ExchangeTransport.Connection
 
@@ -140,7 +140,8 @@ public enum MessageTransport {
     /// Serves senders until `duration` passes (nil: until the task is cancelled); returns how
     /// many connections it served. A failing peer is logged and costs the others nothing.
     @discardableResult
-    public static func serve(_ listener: Listener, forSeconds duration: Int64?, receiver: MessageReceiver) async -> Int {
+    public static func serve(_ listener: Listener, forSeconds duration: Int64?, connectionTimeout: Int64 = connectionTimeout,
+                             receiver: MessageReceiver) async -> Int {
         let channel = listener.server.channel
         let timer = duration.map { d in channel.channel.eventLoop.scheduleTask(in: .seconds(d)) { channel.channel.close(promise: nil) } }
         defer { timer?.cancel() }
@@ -163,7 +164,7 @@ public enum MessageTransport {
                             }
                             group.addTask {
                                 defer { active.withLockedValue { $0 -= 1 } }
-                                await handle(connection, receiver: receiver, replays: replays)
+                                await handle(connection, receiver: receiver, replays: replays, timeout: .seconds(connectionTimeout))
                                 served.withLockedValue { $0 += 1 }
                             }
                         }
@@ -177,10 +178,10 @@ public enum MessageTransport {
     }
 
     /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged.
-    static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache) async {
+    static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount) async {
         let channel = connection.channel
         let address = ExchangeTransport.plainAddress(channel.remoteAddress?.ipAddress ?? "unknown")
-        let timer = channel.eventLoop.scheduleTask(in: connectionTimeout) { channel.close(promise: nil) }
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
         func refuse(_ why: String) { receiver.log("refused a message from \(address): \(why)") }
         try? await connection.executeThenClose { inbound, outbound in

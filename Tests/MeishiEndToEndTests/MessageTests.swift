@@ -36,6 +36,15 @@ struct MessagePerson {
     func store(now: Int64 = 1_800_000_000) throws -> ContactStore { try ContactsService(home: home, clock: { now }).open() }
 }
 
+/// Runs blocking work (a raw socket read, waiting for a process) on a Dispatch thread: blocking
+/// the two threads of Swift's cooperative pool on a 2-core machine would stall the in-process
+/// listener that the work is waiting for.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { c in
+        DispatchQueue.global().async { c.resume(with: Result { try body() }) }
+    }
+}
+
 /// Collects a listener's log lines.
 final class LogLines: @unchecked Sendable {
     private let lock = NSLock()
@@ -51,16 +60,24 @@ struct RunningListener {
     let log: LogLines
     let task: Task<MessageService.ListenOutcome, any Error>
 
-    static func start(_ person: MessagePerson, now: Int64 = 1_800_000_000, seconds: Int64 = 20) async throws -> RunningListener {
+    /// Runs until cancelled (`stop`); connections get 60 s, so a loaded machine running the
+    /// whole suite at once does not cut them short.
+    static func start(_ person: MessagePerson, now: Int64 = 1_800_000_000) async throws -> RunningListener {
         let log = LogLines()
         let port = PortBox()
         let task = Task {
             try await MessageService(home: person.home, clock: { now }).listen(
-                identity: person.identity, port: 0, seconds: seconds, answerProbes: false, log: { log.add($0) },
+                identity: person.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, log: { log.add($0) },
                 listening: { p, _ in port.set(p) })
         }
-        for _ in 0..<500 where port.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<3000 where port.value == nil { try await Task.sleep(for: .milliseconds(10)) }
         return RunningListener(port: try #require(port.value), log: log, task: task)
+    }
+
+    /// Stops serving and returns what it did.
+    func stop() async throws -> MessageService.ListenOutcome {
+        task.cancel()
+        return try await task.value
     }
 
     final class PortBox: @unchecked Sendable {
@@ -76,7 +93,7 @@ func deliver(_ envelope: MessageEnvelope, from sender: MessagePerson, to recipie
              now: Int64 = 1_800_000_000) async throws -> MessageVerdict {
     let keys = try PairKeys(mine: sender.identity.boxKey, theirs: recipient.identity.boxKey.publicKey, sending: true)
     return try await MessageTransport.send(envelope, to: .peer(host: "127.0.0.1", port: port), keys: keys,
-                                           staticKey: sender.identity.boxKey, clock: { now }, seconds: 5, log: { _ in }).0
+                                           staticKey: sender.identity.boxKey, clock: { now }, seconds: 60, log: { _ in }).0
 }
 
 func envelope(_ text: String = "great talk", from sender: MessagePerson, to recipient: MessagePerson, recipientDID: String? = nil,
@@ -87,17 +104,17 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
                              recipientKey: recipient.identity.boxKey.publicKey)
 }
 
-@Suite struct MessageDeliveryTests {
+@Suite(.serialized) struct MessageDeliveryTests {
     @Test func sendListenInboxOverLoopback() async throws {
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try mei.knows(ken)
         try ken.knows(mei)
-        let listener = try await RunningListener.start(ken, seconds: 3)
+        let listener = try await RunningListener.start(ken)
         let sent = try await MessageService(home: mei.home, clock: { 1_800_000_000 }).send(
             text: "great talk — slides at https://example.org/s", to: "Ken", identity: mei.identity, lifetime: 3600, once: false,
-            peer: ("127.0.0.1", listener.port), timeoutSeconds: 5, log: { _ in })
+            peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
         #expect(!sent.alreadyDelivered)
-        let outcome = try await listener.task.value
+        let outcome = try await listener.stop()
         #expect(outcome.stored == 1 && outcome.refused == 0)
         let inbox = try MessageService(home: ken.home, clock: { 1_800_000_060 }).inbox(identity: ken.identity, includeShown: false)
         #expect(inbox.map(\.text) == ["great talk — slides at https://example.org/s"])
@@ -136,18 +153,24 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
             try await deliver(envelope(from: eve, to: ken), from: eve, to: ken, port: listener.port)
         }
         // Oversized and malformed, inside a good session.
-        var wire = try HandshakeWire(from: mei, to: ken, port: listener.port)
-        try wire.handshake()
-        wire.sendSealed([MessageFrame.envelope] + [UInt8](repeating: 7, count: MessageEnvelope.maximumSize + 1))
-        #expect(try wire.readSealed() == [MessageFrame.refusal, MessageRefusal.oversized.rawValue])
-        var wire2 = try HandshakeWire(from: mei, to: ken, port: listener.port)
-        try wire2.handshake()
-        wire2.sendSealed([MessageFrame.envelope] + Array("MSHM garbage".utf8))
-        #expect(try wire2.readSealed() == [MessageFrame.refusal, MessageRefusal.malformed.rawValue])
+        let port = listener.port
+        let oversized = try await offPool {
+            var wire = try HandshakeWire(from: mei, to: ken, port: port)
+            try wire.handshake()
+            wire.sendSealed([MessageFrame.envelope] + [UInt8](repeating: 7, count: MessageEnvelope.maximumSize + 1))
+            return try wire.readSealed()
+        }
+        #expect(oversized == [MessageFrame.refusal, MessageRefusal.oversized.rawValue])
+        let malformed = try await offPool {
+            var wire = try HandshakeWire(from: mei, to: ken, port: port)
+            try wire.handshake()
+            wire.sendSealed([MessageFrame.envelope] + Array("MSHM garbage".utf8))
+            return try wire.readSealed()
+        }
+        #expect(malformed == [MessageFrame.refusal, MessageRefusal.malformed.rawValue])
         // A good message still goes through: the listener kept serving.
         #expect(try await deliver(envelope(from: mei, to: ken), from: mei, to: ken, port: listener.port) == .stored)
-        listener.task.cancel()
-        let outcome = try await listener.task.value
+        let outcome = try await listener.stop()
         #expect(outcome.stored == 1, "\(listener.log.all)")
         for reason in ["for someone else", "failed authentication", "expired", "unsigned contact", "unknown sender", "oversized", "malformed"] {
             #expect(listener.log.contains(reason), "no log line for \(reason): \(listener.log.all)")
@@ -171,8 +194,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let shown = try MessageService(home: ken.home, clock: { 1_800_000_001 }).inbox(identity: ken.identity, includeShown: false)
         #expect(shown.map(\.text) == ["great talk"])
         #expect(try await deliver(e, from: mei, to: ken, port: listener.port) == .duplicate)
-        listener.task.cancel()
-        #expect(try await listener.task.value.duplicates == 2)
+        #expect(try await listener.stop().duplicates == 2)
         #expect(try store.messages(includeShown: true, now: 1_800_000_000).isEmpty)
     }
 
@@ -191,18 +213,21 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let liar = Loopback.connect(to: listener.port)
         _ = [UInt8]([0xFF, 0xFF, 0xFF, 0xFF, 1, 2]).withUnsafeBytes { write(liar, $0.baseAddress, $0.count) }
         close(liar)
-        var recorded = try HandshakeWire(from: mei, to: ken, port: listener.port)
-        let hello = recorded.hello
-        try recorded.handshake()
-        close(recorded.wire.fd)
-        // The same hello again, on a new connection: no reply at all.
-        var replay = Wire(fd: Loopback.connect(to: listener.port))
-        replay.write(hello)
-        #expect(throws: (any Error).self) { _ = try replay.read() }
-        close(replay.fd)
+        let port = listener.port
+        let replayAnswered = try await offPool {
+            var recorded = try HandshakeWire(from: mei, to: ken, port: port)
+            let hello = recorded.hello
+            try recorded.handshake()
+            close(recorded.wire.fd)
+            // The same hello again, on a new connection: no reply at all (the read fails when the listener hangs up).
+            var replay = Wire(fd: Loopback.connect(to: port))
+            defer { close(replay.fd) }
+            replay.write(hello)
+            return (try? replay.read()) != nil
+        }
+        #expect(!replayAnswered)
         #expect(try await deliver(envelope(from: mei, to: ken), from: mei, to: ken, port: listener.port) == .stored)
-        listener.task.cancel()
-        #expect(try await listener.task.value.stored == 1)
+        #expect(try await listener.stop().stored == 1)
         #expect(listener.log.contains("replayed handshake"), "\(listener.log.all)")
         // The garbage, the liar and the replay were each refused with a logged reason.
         #expect(listener.log.all.filter { $0.hasPrefix("refused a message from 127.0.0.1") }.count >= 3, "\(listener.log.all)")
@@ -214,11 +239,11 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try mei.knows(ken)
         try ken.knows(mei)
-        let listener = try await RunningListener.start(ken, seconds: 2)
+        let listener = try await RunningListener.start(ken)
         let sent = try await MessageService(home: mei.home, clock: { 1_800_000_000 }).send(
             text: "gone in a minute", to: "Ken", identity: mei.identity, lifetime: 60, once: false,
-            peer: ("127.0.0.1", listener.port), timeoutSeconds: 5, log: { _ in })
-        _ = try await listener.task.value
+            peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
+        _ = try await listener.stop()
         let id = Data(sent.envelope.id), box = Data(sent.envelope.box.prefix(48))
         func homeBytes() throws -> [String: Data] {
             var files: [String: Data] = [:]
@@ -255,9 +280,9 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         mei.stdin = Array(kenCard.out.utf8)
         #expect(await ken("contacts", "add", "-").status == 0)
         #expect(await mei("contacts", "add", "-").status == 0)
-        let listening = Task { await ken("listen", "--port", "0", "--for", "3") }
+        let listening = Task { await ken("listen", "--port", "0", "--for", "120") }
         var port = ""
-        for _ in 0..<300 {
+        for _ in 0..<3000 {
             if let r = ken.recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) {
                 port = String(ken.recorder.stderr[r].dropFirst(5))
                 break
@@ -268,6 +293,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         mei.stdin = Array("from stdin\u{1b}[31m red\n".utf8)
         let sent = await mei("send", "Ken", "-", "--peer", "127.0.0.1:\(port)", "--once")
         #expect(sent.status == 0 && sent.out.hasPrefix("delivered to Ken at 127.0.0.1:\(port)"), "\(sent.err)")
+        listening.cancel()
         let listened = await listening.value
         #expect(listened.status == 0 && listened.err.contains("1 stored"), "\(listened.err)")
         let inbox = await ken("inbox")
@@ -335,20 +361,23 @@ struct HandshakeWire {
     }
 
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func theRightListenerAnswersAndAStrangerIsRefused() throws {
+    func theRightListenerAnswersAndAStrangerIsRefused() async throws {
         let teardown = try NamespaceExchangeTests.hosts("mml", 3)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken"), ann = try MessagePerson("Ann"), eve = try MessagePerson("Eve")
         for (a, b) in [(mei, ken), (ken, mei), (mei, ann), (ann, mei), (eve, ken)] { try a.knows(b) }
-        let kenListens = try Self.run("mml1", ken.home, ["listen", "--for", "6", "--json"])
-        let annListens = try Self.run("mml2", ann.home, ["listen", "--for", "6", "--json"])
-        Thread.sleep(forTimeInterval: 1)
-        let sent = Self.finish(try Self.run("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "4"]))
+        let kenListens = try Self.run("mml1", ken.home, ["listen", "--for", "12", "--json"])
+        let annListens = try Self.run("mml2", ann.home, ["listen", "--for", "12", "--json"])
+        try await Task.sleep(for: .seconds(1))
+        // The probe is repeated until a listener answers: a slow start costs time, not the message.
+        let sending = try Self.run("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "8"])
+        let sent = try await offPool { Self.finish(sending) }
         #expect(sent.status == 0, "\(sent.err)")
         #expect(sent.out.contains("\"peer\": \"10.147.0.1:47825\""), "\(sent.out)")
-        let stranger = Self.finish(try Self.run("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"]))
+        let eveSending = try Self.run("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"])
+        let stranger = try await offPool { Self.finish(eveSending) }
         #expect(stranger.status == 75 && stranger.err.contains("not delivered"), "\(stranger.err)")
-        let k = Self.finish(kenListens), a = Self.finish(annListens)
+        let k = try await offPool { Self.finish(kenListens) }, a = try await offPool { Self.finish(annListens) }
         #expect(k.status == 0 && k.out.contains("\"stored\": 1"), "\(k.out)\(k.err)")
         #expect(a.status == 0 && a.out.contains("\"stored\": 0"), "\(a.out)\(a.err)")
         let inbox = try MessageService(home: ken.home, clock: { Int64(Date().timeIntervalSince1970) }).inbox(identity: ken.identity, includeShown: false)
@@ -357,13 +386,13 @@ struct HandshakeWire {
 
     /// A probe recorded from the air and sent again is not answered; a fresh one is.
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func aReplayedProbeGetsNoAnswer() throws {
+    func aReplayedProbeGetsNoAnswer() async throws {
         let teardown = try NamespaceExchangeTests.hosts("mmp", 2)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try ken.knows(mei)
-        let listening = try Self.run("mmp1", ken.home, ["listen", "--for", "5"])
-        Thread.sleep(forTimeInterval: 1)
+        let listening = try Self.run("mmp1", ken.home, ["listen", "--for", "8"])
+        try await Task.sleep(for: .seconds(2.5))
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let now = Int64(Date().timeIntervalSince1970)
         let probe = MessageProbe(tag: keys.tag(window: PairKeys.window(at: now))).encoded
@@ -390,9 +419,9 @@ struct HandshakeWire {
         p.standardOutput = Pipe()
         p.standardError = Pipe()
         try p.run()
-        let (_, answers, err) = Self.finish(p)
+        let (_, answers, err) = try await offPool { Self.finish(p) }
         #expect(answers == "1\n0\n0\n", "answers to the probe, its replay and a stranger's probe: \(answers) \(err)")
-        let l = Self.finish(listening)
+        let l = try await offPool { Self.finish(listening) }
         #expect(l.err.contains("ignored a replayed probe"), "\(l.err)")
     }
 }
