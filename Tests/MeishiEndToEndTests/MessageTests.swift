@@ -340,9 +340,10 @@ struct HandshakeWire {
 
 /// `send` and `listen` as processes in network namespaces on one bridge (scripts/netns.sh): the
 /// multicast probe finds the right listener among two, a stranger is answered by nobody, and a
-/// replayed probe gets no answer. Needs root and iproute2.
-@Suite(.serialized) struct NamespaceMessageTests {
-    static func run(_ ns: String, _ home: Home, _ args: [String]) throws -> Process {
+/// replayed probe gets no answer. Needs root and iproute2. In the exchange's namespace suite, so
+/// that the two never build namespaces at the same time.
+extension NamespaceExchangeTests {
+    static func runMeishi(_ ns: String, _ home: Home, _ args: [String]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
         p.arguments = ["netns", "exec", ns, CLI.binary, "--home", home.path] + args
@@ -353,7 +354,7 @@ struct HandshakeWire {
         return p
     }
 
-    static func finish(_ p: Process) -> (status: Int32, out: String, err: String) {
+    static func finishMeishi(_ p: Process) -> (status: Int32, out: String, err: String) {
         let out = (p.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
         let err = (p.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
@@ -366,18 +367,18 @@ struct HandshakeWire {
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken"), ann = try MessagePerson("Ann"), eve = try MessagePerson("Eve")
         for (a, b) in [(mei, ken), (ken, mei), (mei, ann), (ann, mei), (eve, ken)] { try a.knows(b) }
-        let kenListens = try Self.run("mml1", ken.home, ["listen", "--for", "12", "--json"])
-        let annListens = try Self.run("mml2", ann.home, ["listen", "--for", "12", "--json"])
+        let kenListens = try Self.runMeishi("mml1", ken.home, ["listen", "--for", "12", "--json"])
+        let annListens = try Self.runMeishi("mml2", ann.home, ["listen", "--for", "12", "--json"])
         try await Task.sleep(for: .seconds(1))
         // The probe is repeated until a listener answers: a slow start costs time, not the message.
-        let sending = try Self.run("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "8"])
-        let sent = try await offPool { Self.finish(sending) }
+        let sending = try Self.runMeishi("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "8"])
+        let sent = try await offPool { Self.finishMeishi(sending) }
         #expect(sent.status == 0, "\(sent.err)")
         #expect(sent.out.contains("\"peer\": \"10.147.0.1:47825\""), "\(sent.out)")
-        let eveSending = try Self.run("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"])
-        let stranger = try await offPool { Self.finish(eveSending) }
+        let eveSending = try Self.runMeishi("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"])
+        let stranger = try await offPool { Self.finishMeishi(eveSending) }
         #expect(stranger.status == 75 && stranger.err.contains("not delivered"), "\(stranger.err)")
-        let k = try await offPool { Self.finish(kenListens) }, a = try await offPool { Self.finish(annListens) }
+        let k = try await offPool { Self.finishMeishi(kenListens) }, a = try await offPool { Self.finishMeishi(annListens) }
         #expect(k.status == 0 && k.out.contains("\"stored\": 1"), "\(k.out)\(k.err)")
         #expect(a.status == 0 && a.out.contains("\"stored\": 0"), "\(a.out)\(a.err)")
         let inbox = try MessageService(home: ken.home, clock: { Int64(Date().timeIntervalSince1970) }).inbox(identity: ken.identity, includeShown: false)
@@ -391,7 +392,7 @@ struct HandshakeWire {
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try ken.knows(mei)
-        let listening = try Self.run("mmp1", ken.home, ["listen", "--for", "8"])
+        let listening = try Self.runMeishi("mmp1", ken.home, ["listen", "--for", "8"])
         try await Task.sleep(for: .seconds(2.5))
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let now = Int64(Date().timeIntervalSince1970)
@@ -419,9 +420,9 @@ struct HandshakeWire {
         p.standardOutput = Pipe()
         p.standardError = Pipe()
         try p.run()
-        let (_, answers, err) = try await offPool { Self.finish(p) }
+        let (_, answers, err) = try await offPool { Self.finishMeishi(p) }
         #expect(answers == "1\n0\n0\n", "answers to the probe, its replay and a stranger's probe: \(answers) \(err)")
-        let l = try await offPool { Self.finish(listening) }
+        let l = try await offPool { Self.finishMeishi(listening) }
         #expect(l.err.contains("ignored a replayed probe"), "\(l.err)")
     }
 }
