@@ -87,6 +87,8 @@ public enum MessageFrame {
     public static let envelope: UInt8 = 0x60
     public static let ack: UInt8 = 0x61
     public static let refusal: UInt8 = 0x62
+    /// Inside an exchange only: this side has no message to send (keeps the phase symmetric).
+    public static let none: UInt8 = 0x63
     public static let innerTypes: ClosedRange<UInt8> = 0x60...0x6F
 
     /// The Noise prologue: binds the version and the pair's tag into the handshake.
