@@ -306,6 +306,11 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let long = await mei("send", "Ken", String(repeating: "x", count: 4097), "--peer", "127.0.0.1:1")
         #expect(long.status == 65 && long.err.contains("4097 bytes"), "\(long.err)")
         #expect(await mei("send", "Ken", "x", "--ttl", "8d").status == 64)
+        // An unsigned contact (a vCard) has no key a signature vouches for: refused before the network.
+        mei.stdin = Array("BEGIN:VCARD\nFN:Bob Vcard\nEMAIL:bob@example.org\nEND:VCARD\n".utf8)
+        #expect(await mei("contacts", "import", "-").status == 0)
+        let unsigned = await mei("send", "Bob", "hi", "--peer", "127.0.0.1:1")
+        #expect(unsigned.status == 65 && unsigned.err.contains("unsigned contact") && unsigned.err.contains("meishi exchange"), "\(unsigned.err)")
     }
 }
 
