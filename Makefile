@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release demo test bench bench-exchange bench-messages man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -55,6 +55,11 @@ bench-exchange: release
 	@scripts/install-deps.sh hyperfine iproute2
 	@scripts/python-tools.sh magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
 	@scripts/bench.sh exchange
+
+# Only the messages part: send -> delivered across namespaces, messages/s through one listen.
+bench-messages: release
+	@scripts/install-deps.sh hyperfine iproute2
+	@scripts/bench.sh messages
 
 bench: release
 	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq

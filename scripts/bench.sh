@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: speed on this machine, with the reference tools measured in the same run.
-# Targets are reported, never asserted. `scripts/bench.sh exchange` runs only the exchange part.
+# Targets are reported, never asserted. `scripts/bench.sh exchange` runs only the exchange part,
+# `scripts/bench.sh messages` only the messages part.
 set -euo pipefail
 only=${1:-all}
 cd "$(dirname "$0")/.."
@@ -144,6 +145,7 @@ fi
 
 echo
 fi
+if [ "$only" != messages ]; then
 echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"
 runs=7
 ehome=$out/exchange
@@ -205,3 +207,32 @@ fi
 
 echo
 scripts/bench-vcard.sh "$meishi"
+fi
+
+echo
+echo "## Messages: 'meishi send' started -> \"delivered\" (handshake, envelope, acknowledgement)"
+mhome=$out/messages
+for p in a b; do "$meishi" --home "$mhome/$p" init >/dev/null; done
+"$meishi" --home "$mhome/a" card set name "Mei Tanaka" >/dev/null
+"$meishi" --home "$mhome/b" card set name "Ken Sato" >/dev/null
+"$meishi" --home "$mhome/a" card export -o "$mhome/a.json" 2>/dev/null
+"$meishi" --home "$mhome/b" card export -o "$mhome/b.json" 2>/dev/null
+"$meishi" --home "$mhome/a" contacts add "$mhome/b.json" >/dev/null
+"$meishi" --home "$mhome/b" contacts add "$mhome/a.json" >/dev/null
+"$meishi" --home "$mhome/b" listen --port 47921 --for 600 >/dev/null 2>"$mhome/listen.log" & lpid=$!
+sleep 0.5
+echo "send --peer, loopback                        median $(median_ms 20 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 127.0.0.1:47921 --timeout 5) ms over 20"
+echo "through one listen (in process, loopback)    $("$bench" messages "$mhome/a" Ken 47921 2000 8)"
+kill $lpid 2>/dev/null || true; wait $lpid 2>/dev/null || true
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  scripts/netns.sh down mbm 2; scripts/netns.sh up mbm 2
+  ip netns exec mbm1 "$meishi" --home "$mhome/b" listen --for 600 >/dev/null 2>"$mhome/listen-ns.log" & lpid=$!
+  sleep 0.5
+  echo "send (multicast probe), two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --timeout 5) ms over 20 (target: <= 250)"
+  echo "send --peer 10.147.0.1, two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 10.147.0.1 --timeout 5) ms over 20"
+  echo "ip netns exec /bin/true (the wrapper's cost) median $(median_ms 20 ip netns exec mbm2 /bin/true) ms over 20"
+  kill $lpid 2>/dev/null || true; wait $lpid 2>/dev/null || true
+  scripts/netns.sh down mbm 2
+else
+  echo "(not root: the namespace runs are skipped)"
+fi

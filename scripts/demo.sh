@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job end to end on throwaway identities: two people make cards, exchange them over
-# loopback, export, verify and store signed payloads, and print and scan a QR code.
+# loopback, send a note, export, verify and store signed payloads, and print and scan a QR code.
 # Everything happens in a temporary directory.
 set -euo pipefail
 meishi=${1:-.build/release/meishi}
@@ -53,6 +53,21 @@ echo "(Mei's side:)"
 grep -E "tries used|codes match" "$work/mei-exchange.err" | sed 's/^/  /'
 cat "$work/mei-exchange.out"
 run $mei contacts list
+
+step "A note after meeting: Ken listens, Mei sends it end to end encrypted (gone when it expires)"
+printf '$ %s\n' "meishi --home \$DEMO/ken listen --port 0 --for 20 &"
+$ken listen --port 0 --for 20 > /dev/null 2> "$work/ken-listen.err" &
+listener=$! lport=""
+for _ in $(seq 100); do
+  lport=$(grep -oE 'port [0-9]+' "$work/ken-listen.err" 2>/dev/null | head -1 | awk '{print $2}' || true)
+  [ -n "$lport" ] && break
+  sleep 0.1
+done
+[ -n "$lport" ] || { echo "demo: the listener did not start" >&2; cat "$work/ken-listen.err" >&2; exit 1; }
+sed 's/^/  /' "$work/ken-listen.err"
+run $mei send Ken "great talk - slides at https://example.org/s" --peer "127.0.0.1:$lport" --ttl 1h
+kill "$listener" 2>/dev/null; wait "$listener" 2>/dev/null || true
+run $ken inbox
 
 step "Each exports a signed card (professional level: no address)"
 run $mei card export --level professional -o "$work/mei.json"

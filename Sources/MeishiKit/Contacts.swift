@@ -6,13 +6,30 @@ import MeishiStore
 /// Opening the store of a home and adding verified cards to it.
 public struct ContactsService: Sendable {
     public let home: Home
+    /// Unix seconds now: opening the store purges the messages expired by then.
+    public let clock: @Sendable () -> Int64
 
-    public init(home: Home) { self.home = home }
+    public init(home: Home, clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.home = home
+        self.clock = clock
+    }
 
-    /// Opens the store, creating the home and the database when missing.
-    public func open() throws(MeishiError) -> ContactStore {
+    /// Opens the store, creating the home and the database when missing, and deletes expired
+    /// messages (a cheap read when none are due; a failed purge is logged, not fatal) unless
+    /// `purging` is false (`inbox --purge`, which purges itself and counts).
+    public func open(purging: Bool = true) throws(MeishiError) -> ContactStore {
         try home.ensureExists()
-        do { return try ContactStore(path: home.databasePath, logger: Logger(label: "meishi.store")) } catch { throw .store(error) }
+        let logger = Logger(label: "meishi.store")
+        let store: ContactStore
+        do { store = try ContactStore(path: home.databasePath, logger: logger) } catch { throw .store(error) }
+        guard purging else { return store }
+        let now = clock()
+        do {
+            if try store.hasExpiredMessages(now: now) { try store.purgeExpiredMessages(now: now) }
+        } catch {
+            logger.warning("expired messages not purged yet: \(error)")
+        }
+        return store
     }
 
     /// The one contact `ref` names (see `ContactStore.resolve`).

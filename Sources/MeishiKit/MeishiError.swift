@@ -60,6 +60,14 @@ public enum MeishiError: Error, Sendable {
     /// A stored signed card no longer verifies.
     case storedCardInvalid(id: Int64, PayloadError)
 
+    // Messages
+    /// The contact cannot receive messages: unsigned (a vCard), or its card carries no X25519 key.
+    case cannotMessage(id: Int64, name: String, CannotMessage)
+    /// The text or the lifetime of a message being sent was refused.
+    case messageText(MessageEnvelopeError)
+    /// A message was not delivered (exit 75 when nobody answered).
+    case delivery(MessageDeliveryFailure)
+
     // The layers below
     case card(CardError)
     case payload(PayloadError)
@@ -68,4 +76,10 @@ public enum MeishiError: Error, Sendable {
     case store(StoreError)
     case qr(QRError)
     case exchange(ExchangeFailure)
+}
+
+/// Why a contact cannot be sent a message.
+public enum CannotMessage: Sendable {
+    case unsigned
+    case noKey
 }

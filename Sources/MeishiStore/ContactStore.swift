@@ -87,6 +87,8 @@ public final class ContactStore: Sendable {
             // find it gone, and GRDB recreates it with a write transaction and four fsyncs.
             var persist: Int32 = 1
             _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+            // Deleted rows (expired messages) are overwritten with zeros, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
             if trace { db.trace { logger.trace("sql: \($0)") } }
         }
         do {
@@ -182,6 +184,7 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
         }
         registerImportMigration(&m)
+        registerMessageMigration(&m)
         return m
     }
 

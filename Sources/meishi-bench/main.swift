@@ -4,6 +4,9 @@
 //                                          the ristretto255 operations it is made of
 //   meishi-bench store DIR COUNT SQLFILE   bulk-insert COUNT contacts into DIR/meishi.sqlite and
 //                                          write the same rows as SQL for the sqlite3 shell
+//   meishi-bench messages HOME REF PORT COUNT PARALLEL
+//                                          sends COUNT notes from HOME to contact REF listening
+//                                          on 127.0.0.1:PORT (`meishi listen`), PARALLEL at a time
 import Foundation
 import MeishiCard
 import MeishiCrypto
@@ -136,12 +139,41 @@ func store(dir: String, count: Int, sqlPath: String) throws {
     print(String(format: "meishi bulk insert          %d contacts in %.3f s (%.0f /s)", count, t, Double(count) / t))
 }
 
+/// No passphrase: the bench's identities are made without one.
+struct NoPassphrase: PassphraseSource {
+    func passphrase(forKeyAt path: String) -> SecureBytes? { nil }
+    func newPassphrase() throws(MeishiError) -> SecureBytes? { nil }
+}
+
+/// Messages per second through one `meishi listen`: handshake, envelope and acknowledgement
+/// each, the listener storing every one.
+func messages(home: String, ref: String, port: Int, count: Int, parallel: Int) async throws {
+    let h = Home(path: home)
+    let identity = try IdentityStore(home: h).load(passphrases: NoPassphrase())
+    let service = MessageService(home: h, clock: { Int64(Date().timeIntervalSince1970) })
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<parallel {
+            group.addTask {
+                for i in stride(from: worker, to: count, by: parallel) {
+                    _ = try await service.send(text: "bench note \(i)", to: ref, identity: identity, lifetime: 3600, once: false,
+                                               peer: ("127.0.0.1", port), timeoutSeconds: 10, log: { _ in })
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let t = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    print(String(format: "%d messages in %.2f s: %.0f messages/s (%d senders at once)", count, t, Double(count) / t, parallel))
+}
+
 let args = CommandLine.arguments
 switch args.dropFirst().first {
 case "crypto": try crypto(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "cpace": try cpace(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "store": try store(dir: args[2], count: Int(args[3])!, sqlPath: args[4])
+case "messages": try await messages(home: args[2], ref: args[3], port: Int(args[4])!, count: Int(args[5])!, parallel: Int(args[6])!)
 default:
-    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE | messages HOME REF PORT COUNT PARALLEL\n".utf8))
     exit(64)
 }

@@ -116,7 +116,7 @@ struct HomeSession {
     }
     var contacts: ContactsService {
         step("contacts \(home.databasePath)")
-        return ContactsService(home: home)
+        return ContactsService(home: home, clock: ctx.unixClock)
     }
 
     func loadIdentity() throws(MeishiError) -> Identity {

@@ -12,12 +12,15 @@ enum ExitStatus: Int32, Sendable {
     case noInput = 66
     /// EX_UNAVAILABLE: no peer, or a service is not there.
     case unavailable = 69
-    /// EX_TEMPFAIL: timed out.
+    /// EX_TEMPFAIL: timed out; for `send`, not delivered (nobody answered in time, nothing half-sent).
     case timedOut = 75
     /// EX_PROTOCOL: the exchange's guesses were spent (someone may be interfering).
     case protocolError = 76
     /// EX_NOPERM: a key file others can read, or a wrong or missing passphrase.
     case permission = 77
+
+    /// `send`: nobody answered within --timeout; the message was not delivered (EX_TEMPFAIL, 75).
+    static let notDelivered = ExitStatus.timedOut
 }
 
 /// An error as the user sees it: what failed and why, a likely fix, and the exit status.

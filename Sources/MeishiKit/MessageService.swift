@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import MeishiCard
+import MeishiCrypto
+import MeishiProximity
+import MeishiStore
+
+/// Ephemeral messages (`meishi send`, `listen`, `inbox`): a short note to a verified contact,
+/// sealed end to end, kept sealed on disk, gone when it expires.
+public struct MessageService: Sendable {
+    /// A delivered message.
+    public struct SendOutcome: Sendable {
+        public let contact: Contact
+        public let envelope: MessageEnvelope
+        /// The receiver had it already (a retry after a lost acknowledgement): stored once.
+        public let alreadyDelivered: Bool
+        public let peerAddress: String
+    }
+
+    /// What one `listen` run did.
+    public struct ListenOutcome: Sendable {
+        public let port: Int
+        public let stored: Int
+        public let duplicates: Int
+        public let refused: Int
+    }
+
+    /// A message opened for the inbox.
+    public struct InboxMessage: Sendable {
+        public let id: Int64
+        public let senderDID: String
+        /// The sender's name and trust as stored now (nil when the contact was deleted).
+        public let sender: Contact?
+        public let created: Int64
+        public let received: Int64
+        public let expires: Int64
+        public let once: Bool
+        /// Shown before this listing (only with `includeShown`).
+        public let shownBefore: Bool
+        /// The text, or nil when it cannot be opened (the sender's contact was deleted or changed key).
+        public let text: String?
+    }
+
+    public let home: Home
+    public let clock: @Sendable () -> Int64
+
+    public init(home: Home, clock: @escaping @Sendable () -> Int64) {
+        self.home = home
+        self.clock = clock
+    }
+
+    var contacts: ContactsService { ContactsService(home: home, clock: clock) }
+
+    // MARK: The two steps any delivery uses (send/listen here, a phase of `exchange` later)
+
+    /// Seals `text` for `contact`: refuses a contact without a verified card carrying an X25519 key.
+    public static func makeEnvelope(text: String, for contact: Contact, identity: Identity, lifetime: Int64, once: Bool,
+                                    now: Int64) throws(MeishiError) -> MessageEnvelope {
+        guard contact.trust != .unsigned else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .unsigned) }
+        guard let key = contact.pubKey else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey) }
+        do {
+            return try MessageEnvelope.seal(text: text, created: now, lifetime: lifetime, once: once, senderDID: identity.did,
+                                            recipientDID: contact.did, senderKey: identity.boxKey, recipientKey: key)
+        } catch {
+            throw .messageText(error)
+        }
+    }
+
+    /// Checks and stores an envelope received from `senderDID` (the peer the session authenticated):
+    /// refused with a reason and nothing stored when the sender is unknown or unsigned, the message
+    /// is for someone else, does not open, has expired or is oversized; a repeated id is
+    /// acknowledged and stored once. `log` gets every refusal.
+    public static func accept(_ bytes: [UInt8], from senderDID: String, identity: Identity, store: ContactStore, now: Int64,
+                              log: @Sendable (String) -> Void = { _ in }) -> MessageVerdict {
+        func refuse(_ r: MessageRefusal) -> MessageVerdict { .refused(r) }
+        guard bytes.count <= MessageEnvelope.maximumSize else { return refuse(.oversized) }
+        let envelope: MessageEnvelope
+        do { envelope = try MessageEnvelope(parsing: bytes) } catch {
+            if case .tooLarge = error { return refuse(.oversized) }
+            return refuse(.malformed)
+        }
+        guard envelope.senderDID == senderDID else { return refuse(.authenticationFailed) }
+        guard envelope.recipientDID == identity.did else { return refuse(.wrongRecipient) }
+        guard let contact = try? store.contact(did: senderDID), let key = contact.pubKey else { return refuse(.unknownSender) }
+        guard contact.trust != .unsigned else { return refuse(.unsignedSender) }
+        guard envelope.expires > now else { return refuse(.expired) }
+        // Opening proves the box is the sender's for us; the text is dropped at once.
+        guard var text = try? envelope.open(from: key, with: identity.boxKey) else { return refuse(.authenticationFailed) }
+        wipe(&text)
+        if (try? store.hasExpiredMessages(now: now)) == true { _ = try? store.purgeExpiredMessages(now: now) }
+        let message = StoredMessage(senderDID: senderDID, received: now, expires: envelope.expires, once: envelope.once, envelope: bytes)
+        switch try? store.storeMessage(message, idHash: idHash(envelope.id)) {
+        case .stored?: return .stored
+        case .duplicate?: return .duplicate
+        case nil: return refuse(.storeFailed)
+        }
+    }
+
+    /// What the store remembers of a message id: BLAKE2b-256("meishi-message-id-v1" ‖ id), never the id itself.
+    public static func idHash(_ id: [UInt8]) -> [UInt8] {
+        BLAKE2b.hash(Array("meishi-message-id-v1".utf8) + id, length: 32).exposedBytes()
+    }
+
+    // MARK: send, listen, inbox
+
+    /// Sends `text` to the contact `ref` names: to `peer` when given, else to whichever listener
+    /// answers the pair's probe; gives up after `timeoutSeconds` (`.delivery(.notDelivered)`).
+    public func send(text: String, to ref: String, identity: Identity, lifetime: Int64, once: Bool, peer: (host: String, port: Int)?,
+                     timeoutSeconds: Double, log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
+        let store = try contacts.open()
+        let contact: Contact
+        do { contact = try store.resolve(ref) } catch { throw .store(error) }
+        let envelope = try Self.makeEnvelope(text: text, for: contact, identity: identity, lifetime: lifetime, once: once, now: clock())
+        let keys: PairKeys
+        do { keys = try PairKeys(mine: identity.boxKey, theirs: contact.pubKey!, sending: true) } catch {
+            throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey)
+        }
+        let verdict: MessageVerdict, label: String
+        do {
+            (verdict, label) = try await MessageTransport.send(envelope, to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
+                                                               keys: keys, staticKey: identity.boxKey, clock: clock, seconds: timeoutSeconds,
+                                                               log: log)
+        } catch {
+            throw .delivery(error)
+        }
+        if case .refused(let reason) = verdict { throw .delivery(.refused(reason)) }
+        return SendOutcome(contact: contact, envelope: envelope, alreadyDelivered: verdict == .duplicate, peerAddress: label)
+    }
+
+    /// Makes this machine reachable for known contacts for `seconds` (nil: until cancelled): serves
+    /// senders on TCP `port` and answers only probes carrying one of its contacts' tags.
+    public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true,
+                       connectionTimeout: Int64 = MessageTransport.connectionTimeout,
+                       log: @escaping @Sendable (String) -> Void,
+                       received: @escaping @Sendable (Contact) -> Void = { _ in },
+                       listening: @escaping @Sendable (Int, Int) -> Void) async throws(MeishiError) -> ListenOutcome {
+        let store = try contacts.open()
+        let known: [Contact]
+        do { known = try store.contactsWithMessageKeys() } catch { throw .store(error) }
+        let table = PairTagTable(mine: identity.boxKey, contacts: known.map { ($0.did, $0.pubKey!) })
+        let listener: MessageTransport.Listener
+        do { listener = try await MessageTransport.bind(host: nil, port: port) } catch { throw .delivery(error) }
+        let clock = self.clock
+        var responder: MessageProbing.Responder?
+        if answerProbes {
+            do {
+                responder = try await MessageProbing.Responder.start(tcpPort: listener.port, table: table, clock: clock, log: log)
+            } catch {
+                log("not answering probes (\(error.description)): senders need --peer HOST:\(listener.port)")
+            }
+        }
+        listening(listener.port, table.count)
+        let counts = Counts()
+        let receiver = MessageReceiver(staticKey: identity.boxKey, table: table, accept: { bytes, did in
+            let verdict = Self.accept(bytes, from: did, identity: identity, store: store, now: clock())
+            counts.add(verdict)
+            if verdict == .stored, let c = try? store.contact(did: did) { received(c) }
+            return verdict
+        }, clock: clock, log: log)
+        await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, receiver: receiver)
+        await responder?.stop()
+        let (stored, duplicates, refused) = counts.values
+        return ListenOutcome(port: listener.port, stored: stored, duplicates: duplicates, refused: refused)
+    }
+
+    final class Counts: @unchecked Sendable {
+        private let lock = NSLock()
+        private var s = 0, d = 0, r = 0
+        func add(_ v: MessageVerdict) {
+            lock.withLock {
+                switch v {
+                case .stored: s += 1
+                case .duplicate: d += 1
+                case .refused: r += 1
+                }
+            }
+        }
+        var values: (Int, Int, Int) { lock.withLock { (s, d, r) } }
+    }
+
+    /// Unexpired messages (with `includeShown`, those already read too), opened; marks them
+    /// shown, which deletes those sent `--once`.
+    public func inbox(identity: Identity, includeShown: Bool) throws(MeishiError) -> [InboxMessage] {
+        let store = try contacts.open()
+        let now = clock()
+        let stored: [StoredMessage]
+        do { stored = try store.messages(includeShown: includeShown, now: now) } catch { throw .store(error) }
+        var out: [InboxMessage] = []
+        for m in stored {
+            let contact = try? store.contact(did: m.senderDID)
+            let envelope = try? MessageEnvelope(parsing: Array(m.envelope))
+            let text = envelope.flatMap { e in contact?.pubKey.flatMap { try? e.open(from: $0, with: identity.boxKey) } }
+            out.append(InboxMessage(id: m.id!, senderDID: m.senderDID, sender: contact, created: envelope?.created ?? m.received,
+                                    received: m.received, expires: m.expires, once: m.once, shownBefore: m.shownAt != nil, text: text))
+        }
+        do { try store.markShown(out.filter { $0.text != nil }.map(\.id), now: now) } catch { throw .store(error) }
+        return out
+    }
+
+    /// Deletes expired messages now (`inbox --purge`); returns how many.
+    public func purge() throws(MeishiError) -> Int {
+        let store = try contacts.open(purging: false)
+        do { return try store.purgeExpiredMessages(now: clock()) } catch { throw .store(error) }
+    }
+}

@@ -1,0 +1,301 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The keys and tags two contacts derive from their static X25519 keys (docs/PROTOCOL.md §9.2).
+///
+///     pairKey = BLAKE2b-256(key = X25519(mine, theirs), "meishi-pair-v1" ‖ min(pkA, pkB) ‖ max(pkA, pkB))
+///     tag     = BLAKE2b-128(key = pairKey, "meishi-probe-v1" ‖ pkSender ‖ pkRecipient ‖ window (u64 BE))
+///     window  = ⌊unix time / 300⌋
+///
+/// Only the pair can compute a tag; tags of different windows cannot be linked by anyone else.
+public struct PairKeys: Sendable {
+    public static let windowSeconds: Int64 = 300
+    public static let tagByteCount = 16
+
+    let key: SecureBytes
+    public let sender: X25519.PublicKey
+    public let recipient: X25519.PublicKey
+
+    /// The keys of messages from `sender` to `recipient`, computed by either side (`mine` is our
+    /// secret key, `theirs` the other's public key).
+    public init(mine: X25519.SecretKey, theirs: X25519.PublicKey, sending: Bool) throws(CryptoError) {
+        let shared = try mine.sharedSecret(with: theirs)
+        let (a, b) = (mine.publicKey.rawRepresentation, theirs.rawRepresentation)
+        let ordered = a.lexicographicallyPrecedes(b) ? a + b : b + a
+        key = BLAKE2b.hash(Array("meishi-pair-v1".utf8) + ordered, key: shared, length: 32)
+        sender = sending ? mine.publicKey : theirs
+        recipient = sending ? theirs : mine.publicKey
+    }
+
+    public static func window(at unixTime: Int64) -> Int64 { unixTime >= 0 ? unixTime / windowSeconds : -1 }
+
+    /// The probe tag of `window`.
+    public func tag(window: Int64) -> [UInt8] {
+        let w = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: window) >> (56 - 8 * UInt64($0))) }
+        return BLAKE2b.hash(Array("meishi-probe-v1".utf8) + sender.rawRepresentation + recipient.rawRepresentation + w,
+                            key: key, length: Self.tagByteCount).exposedBytes()
+    }
+
+    /// The listener's proof that it holds the pair key, for the probe with `nonce` answered with `port`.
+    public func answerMAC(tag: [UInt8], nonce: [UInt8], port: UInt16) -> [UInt8] {
+        BLAKE2b.hash(Array("meishi-probe-answer-v1".utf8) + tag + nonce + [UInt8(port >> 8), UInt8(port & 0xFF)],
+                     key: key, length: 16).exposedBytes()
+    }
+}
+
+/// A multicast probe: "MSHQ" | 1 | tag (16) | nonce (16). Says nothing but a tag only the pair recognises.
+public struct MessageProbe: Equatable, Sendable {
+    public static let magic: [UInt8] = Array("MSHQ".utf8)
+    public static let size = 4 + 1 + 16 + 16
+    public let tag: [UInt8]
+    public let nonce: [UInt8]
+
+    public init(tag: [UInt8], nonce: [UInt8] = SecureRandom.bytes(16)) {
+        precondition(tag.count == 16 && nonce.count == 16)
+        self.tag = tag
+        self.nonce = nonce
+    }
+
+    public var encoded: [UInt8] { Self.magic + [1] + tag + nonce }
+
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count == Self.size, Array(bytes.prefix(4)) == Self.magic, bytes[4] == 1 else { return nil }
+        tag = Array(bytes[5..<21])
+        nonce = Array(bytes[21..<37])
+    }
+}
+
+/// The recognising listener's unicast answer: "MSHA" | 1 | nonce (16) | TCP port (u16 BE) | MAC (16).
+public struct MessageProbeAnswer: Equatable, Sendable {
+    public static let magic: [UInt8] = Array("MSHA".utf8)
+    public static let size = 4 + 1 + 16 + 2 + 16
+    public let nonce: [UInt8]
+    public let port: UInt16
+    public let mac: [UInt8]
+
+    public init(nonce: [UInt8], port: UInt16, mac: [UInt8]) {
+        self.nonce = nonce
+        self.port = port
+        self.mac = mac
+    }
+
+    public var encoded: [UInt8] { Self.magic + [1] + nonce + [UInt8(port >> 8), UInt8(port & 0xFF)] + mac }
+
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count == Self.size, Array(bytes.prefix(4)) == Self.magic, bytes[4] == 1 else { return nil }
+        nonce = Array(bytes[5..<21])
+        port = UInt16(bytes[21]) << 8 | UInt16(bytes[22])
+        mac = Array(bytes[23..<39])
+        guard port != 0 else { return nil }
+    }
+}
+
+/// A listener's per-window table of its contacts' tags (no trial decryption: one dictionary
+/// look-up per probe or connection), rebuilt when the window turns. It holds the tags of the
+/// previous, current and next windows, for clocks a few minutes apart.
+public final class PairTagTable: Sendable {
+    public struct Entry: Sendable {
+        public let keys: PairKeys
+        /// Whatever the caller uses to find the contact again (its DID).
+        public let owner: String
+    }
+
+    private let pairs: [(keys: PairKeys, owner: String)]
+    private let state = NIOLockedValueBox<(window: Int64, tags: [[UInt8]: Entry])>((Int64.min, [:]))
+
+    /// The table for messages from each of `contacts` (DID, X25519 key) to the holder of `mine`.
+    /// Keys that give no shared secret (low-order points) are left out.
+    public init(mine: X25519.SecretKey, contacts: [(did: String, key: X25519.PublicKey)]) {
+        pairs = contacts.compactMap { c in (try? PairKeys(mine: mine, theirs: c.key, sending: false)).map { ($0, c.did) } }
+    }
+
+    public var count: Int { pairs.count }
+
+    /// The pair a tag names at `unixTime`, or nil.
+    public func lookup(_ tag: [UInt8], at unixTime: Int64) -> Entry? {
+        let window = PairKeys.window(at: unixTime)
+        return state.withLockedValue { s in
+            if s.window != window {
+                var tags: [[UInt8]: Entry] = [:]
+                for p in pairs {
+                    for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
+                }
+                s = (window, tags)
+            }
+            return s.tags[tag]
+        }
+    }
+}
+
+/// Remembers nonces (of probes) or ephemeral keys (of handshakes) for a while: a replay gets nothing.
+final class ReplayCache: Sendable {
+    private let seen = NIOLockedValueBox<[[UInt8]: Double]>([:])
+    let lifetime: Double
+    let capacity: Int
+
+    init(lifetime: Double, capacity: Int = 65_536) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+    }
+
+    /// True the first time `key` is offered within `lifetime`; false for a replay (or when full).
+    func admit(_ key: [UInt8], now: Double) -> Bool {
+        seen.withLockedValue { s in
+            if s.count >= capacity { s = s.filter { now - $0.value < lifetime } }
+            if let t = s[key], now - t < lifetime { return false }
+            guard s.count < capacity else { return false }
+            s[key] = now
+            return true
+        }
+    }
+}
+
+/// The multicast side of message delivery (docs/PROTOCOL.md §9.3): `send` probes the group,
+/// `listen` answers only probes whose tag it recognises and never announces itself.
+public enum MessageProbing {
+    /// Same group as discovery, another port.
+    public static let group = Discovery.group
+    public static let port = 47_826
+
+    typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
+
+    static func ipv4MulticastDevices(interface: String?) throws(MessageDeliveryFailure) -> [NIONetworkDevice] {
+        let all: [NIONetworkDevice]
+        do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
+        let v4 = all.filter { d in
+            guard d.multicastSupported, interface.map({ d.name == $0 }) ?? true else { return false }
+            if case .v4? = d.address { return true }
+            return false
+        }
+        guard !v4.isEmpty else { throw .io("no IPv4 network interface supports multicast") }
+        return v4
+    }
+
+    /// A listener's responder: joins the group and answers recognised, fresh probes with `tcpPort`,
+    /// until `stop`.
+    public final class Responder: Sendable {
+        private let channel: Datagrams
+        private let task: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
+
+        private init(channel: Datagrams) { self.channel = channel }
+
+        public static func start(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64,
+                                 log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> Responder {
+            let devices = try ipv4MulticastDevices(interface: nil)
+            let channel: Datagrams
+            do {
+                channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .bind(host: "0.0.0.0", port: port) { ch in
+                        ch.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: ch) }
+                    }
+                let groupAddress = try SocketAddress(ipAddress: group, port: port)
+                for d in devices { try await (channel.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+            } catch {
+                throw .io("cannot join the multicast group \(group):\(port): \(error)")
+            }
+            let responder = Responder(channel: channel)
+            let seen = ReplayCache(lifetime: Double(3 * PairKeys.windowSeconds))
+            let task = Task {
+                _ = try? await channel.executeThenClose { inbound, outbound in
+                    for try await datagram in inbound {
+                        guard let probe = MessageProbe(Array(datagram.data.readableBytesView)) else { continue }
+                        guard let entry = table.lookup(probe.tag, at: clock()) else { continue }  // not for us: silence
+                        guard seen.admit(probe.nonce, now: ExchangeTransport.now()) else {
+                            log("ignored a replayed probe from \(datagram.remoteAddress.ipAddress ?? "?")")
+                            continue
+                        }
+                        let answer = MessageProbeAnswer(nonce: probe.nonce, port: UInt16(tcpPort),
+                                                        mac: entry.keys.answerMAC(tag: probe.tag, nonce: probe.nonce, port: UInt16(tcpPort)))
+                        try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ByteBuffer(bytes: answer.encoded)))
+                    }
+                }
+            }
+            responder.task.withLockedValue { $0 = task }
+            return responder
+        }
+
+        public func stop() async {
+            try? await channel.channel.close()
+            await task.withLockedValue { $0 }?.value
+        }
+    }
+
+    /// Probes the group on every multicast interface (every 250 ms) until a listener answers with
+    /// a valid MAC or `deadline` (monotonic seconds) passes; returns the listener's TCP address.
+    public static func find(keys: PairKeys, unixTime: @escaping @Sendable () -> Int64, deadline: Double, interface: String? = nil,
+                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> SocketAddress? {
+        let devices = try ipv4MulticastDevices(interface: interface)
+        var senders: [Datagrams] = []
+        let groupAddress: SocketAddress
+        do {
+            groupAddress = try SocketAddress(ipAddress: group, port: port)
+            for d in devices {
+                guard case .v4(let a)? = d.address else { continue }
+                let s = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .bind(host: a.host, port: 0) { ch in
+                        ch.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: ch) }
+                    }
+                let options = s.channel as! SocketOptionProvider
+                try await options.setIPMulticastTTL(1).get()
+                try await options.setIPMulticastLoop(1).get()
+                try await options.setIPMulticastIF(a.address.sin_addr).get()
+                senders.append(s)
+            }
+        } catch {
+            for s in senders { try? await s.executeThenClose { _, _ in } }
+            throw .io("cannot send to the multicast group \(group):\(port): \(error)")
+        }
+        let found = NIOLockedValueBox<SocketAddress?>(nil)
+        let sentProbes = NIOLockedValueBox<[MessageProbe]>([])
+        await withTaskGroup(of: Void.self) { all in
+            for sender in senders {
+                all.addTask {
+                    try? await sender.executeThenClose { inbound, outbound in
+                        await withTaskGroup(of: Void.self) { pair in
+                            pair.addTask {
+                                do {
+                                    for try await datagram in inbound {
+                                        guard let answer = MessageProbeAnswer(Array(datagram.data.readableBytesView)) else { continue }
+                                        // Answers a probe of ours, from the holder of the pair key.
+                                        let ok = sentProbes.withLockedValue { $0 }.contains { p in
+                                            p.nonce == answer.nonce && keys.answerMAC(tag: p.tag, nonce: p.nonce, port: answer.port) == answer.mac
+                                        }
+                                        guard ok else {
+                                            log("ignored an answer from \(datagram.remoteAddress.ipAddress ?? "?") that does not prove the pair key")
+                                            continue
+                                        }
+                                        var address = datagram.remoteAddress
+                                        address.port = Int(answer.port)
+                                        found.withLockedValue { if $0 == nil { $0 = address } }
+                                        return
+                                    }
+                                } catch {}
+                            }
+                            pair.addTask {
+                                while found.withLockedValue({ $0 }) == nil, ExchangeTransport.now() < deadline, !Task.isCancelled {
+                                    let probe = MessageProbe(tag: keys.tag(window: PairKeys.window(at: unixTime())))
+                                    sentProbes.withLockedValue { $0.append(probe) }
+                                    try? await outbound.write(AddressedEnvelope(remoteAddress: groupAddress, data: ByteBuffer(bytes: probe.encoded)))
+                                    for _ in 0..<25 where found.withLockedValue({ $0 }) == nil && ExchangeTransport.now() < deadline {
+                                        try? await Task.sleep(for: .milliseconds(10))
+                                    }
+                                }
+                            }
+                            await pair.next()
+                            pair.cancelAll()
+                        }
+                    }
+                }
+            }
+        }
+        return found.withLockedValue { $0 }
+    }
+}

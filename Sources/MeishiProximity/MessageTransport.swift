@@ -1,0 +1,340 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a receiver refused a message (sent in a sealed refusal frame, logged by the receiver).
+public enum MessageRefusal: UInt8, Sendable, CaseIterable {
+    /// No contact of the receiver has the sender's key (or its card is gone).
+    case unknownSender = 1
+    /// The envelope names someone else as its recipient.
+    case wrongRecipient = 2
+    /// The box did not open, or its sender is not the one the handshake authenticated.
+    case authenticationFailed = 3
+    case expired = 4
+    case oversized = 5
+    /// The receiver holds the sender only as an unsigned contact (a vCard): not vouched for.
+    case unsignedSender = 6
+    /// Not an envelope of this version.
+    case malformed = 7
+    /// The receiver could not store it.
+    case storeFailed = 8
+
+    public var description: String {
+        switch self {
+        case .unknownSender: "unknown sender"
+        case .wrongRecipient: "the message is for someone else"
+        case .authenticationFailed: "failed authentication"
+        case .expired: "expired"
+        case .oversized: "oversized"
+        case .unsignedSender: "the sender is an unsigned contact there"
+        case .malformed: "malformed message"
+        case .storeFailed: "the recipient could not store it"
+        }
+    }
+}
+
+/// What a receiver made of a message.
+public enum MessageVerdict: Equatable, Sendable {
+    case stored
+    /// Its id was seen before: acknowledged again, stored once.
+    case duplicate
+    case refused(MessageRefusal)
+}
+
+/// Why a message was not delivered.
+public enum MessageDeliveryFailure: Error, Equatable, Sendable {
+    /// Nobody answered (no listener recognised the probe, nothing at `--peer`) in time.
+    case notDelivered(String)
+    /// The receiver refused it.
+    case refused(MessageRefusal)
+    /// The peer is not the contact (the handshake failed), or broke the protocol.
+    case handshakeFailed(String)
+    case unknownHost(String)
+    case addressInUse(Int)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .notDelivered(let why): "not delivered: \(why)"
+        case .refused(let r): "refused by the recipient: \(r.description)"
+        case .handshakeFailed(let why): "the peer did not prove it is that contact: \(why)"
+        case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
+        case .addressInUse(let p): "port \(p) is already in use on this machine"
+        case .io(let w): w
+        }
+    }
+}
+
+/// Frames of message delivery over TCP (docs/PROTOCOL.md §9.4), each in a 4-byte length prefix.
+///
+///     → 0x50 hello:  tag (16) ‖ Noise KK message 1 (e, es, ss; payload: sender's unix time, u64 BE)
+///     ← 0x51 reply:  Noise KK message 2 (e, ee, se; empty payload)
+///     → 0x52 sealed: transport message { 0x60 envelope }
+///     ← 0x52 sealed: transport message { 0x61 ack: id (16) ‖ 0 stored / 1 seen before } or { 0x62 refusal: reason }
+///
+/// Inner types 0x60–0x6F are reserved for messages, also inside the exchange's sealed frames.
+public enum MessageFrame {
+    public static let hello: UInt8 = 0x50
+    public static let reply: UInt8 = 0x51
+    public static let sealed: UInt8 = 0x52
+    /// Inner (sealed) types.
+    public static let envelope: UInt8 = 0x60
+    public static let ack: UInt8 = 0x61
+    public static let refusal: UInt8 = 0x62
+    /// Inside an exchange only: this side has no message to send (keeps the phase symmetric).
+    public static let none: UInt8 = 0x63
+    public static let innerTypes: ClosedRange<UInt8> = 0x60...0x6F
+
+    /// The Noise prologue: binds the version and the pair's tag into the handshake.
+    static func prologue(tag: [UInt8]) -> [UInt8] { Array("meishi-message-v1".utf8) + [0] + tag }
+    /// How far apart the two clocks may be for a handshake to count as fresh.
+    public static let maximumSkew: Int64 = 120
+}
+
+/// What a listener needs from the application.
+public struct MessageReceiver: Sendable {
+    public var staticKey: X25519.SecretKey
+    public var table: PairTagTable
+    /// Checks and stores an envelope from the contact the handshake authenticated (`sender`: its DID).
+    public var accept: @Sendable (_ envelope: [UInt8], _ sender: String) -> MessageVerdict
+    public var clock: @Sendable () -> Int64
+    public var log: @Sendable (String) -> Void
+
+    public init(staticKey: X25519.SecretKey, table: PairTagTable, accept: @escaping @Sendable ([UInt8], String) -> MessageVerdict,
+                clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
+        self.staticKey = staticKey
+        self.table = table
+        self.accept = accept
+        self.clock = clock
+        self.log = log
+    }
+}
+
+/// Message delivery over TCP: a listener serving many senders, and a sender delivering one envelope.
+public enum MessageTransport {
+    public static let defaultPort = 47_825
+    /// Most connections served at once; more wait in the kernel's backlog.
+    static let maximumConnections = 32
+    /// How long one connection may take, start to end, unless told otherwise (a hostile idle peer is dropped).
+    public static let connectionTimeout: Int64 = 5
+
+    typealias Connection = ExchangeTransport.Connection
+
+    /// A bound listener, before it serves.
+    public struct Listener: Sendable {
+        let server: ExchangeTransport.Server
+        public var port: Int { server.port }
+    }
+
+    public static func bind(host: String?, port: Int) async throws(MessageDeliveryFailure) -> Listener {
+        do { return Listener(server: try await ExchangeTransport.bind(host: host, port: port)) } catch {
+            if case .addressInUse(let p) = error { throw .addressInUse(p) }
+            throw .io(ExchangeTransport.describe(error))
+        }
+    }
+
+    /// Serves senders until `duration` passes (nil: until the task is cancelled); returns how
+    /// many connections it served. A failing peer is logged and costs the others nothing.
+    @discardableResult
+    public static func serve(_ listener: Listener, forSeconds duration: Int64?, connectionTimeout: Int64 = connectionTimeout,
+                             receiver: MessageReceiver) async -> Int {
+        let channel = listener.server.channel
+        let timer = duration.map { d in channel.channel.eventLoop.scheduleTask(in: .seconds(d)) { channel.channel.close(promise: nil) } }
+        defer { timer?.cancel() }
+        let replays = ReplayCache(lifetime: Double(2 * MessageFrame.maximumSkew + 10))
+        let active = NIOLockedValueBox(0)
+        let served = NIOLockedValueBox(0)
+        await withTaskCancellationHandler {
+            try? await channel.executeThenClose { inbound in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await connection in inbound {
+                            let admitted = active.withLockedValue { n in
+                                guard n < maximumConnections else { return false }
+                                n += 1
+                                return true
+                            }
+                            guard admitted else {
+                                try? await connection.channel.close()
+                                continue
+                            }
+                            group.addTask {
+                                defer { active.withLockedValue { $0 -= 1 } }
+                                await handle(connection, receiver: receiver, replays: replays, timeout: .seconds(connectionTimeout))
+                                served.withLockedValue { $0 += 1 }
+                            }
+                        }
+                    } catch {}
+                }
+            }
+        } onCancel: {
+            channel.channel.close(promise: nil)
+        }
+        return served.withLockedValue { $0 }
+    }
+
+    /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged.
+    static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount) async {
+        let channel = connection.channel
+        let address = ExchangeTransport.plainAddress(channel.remoteAddress?.ipAddress ?? "unknown")
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        defer { timer.cancel() }
+        func refuse(_ why: String) { receiver.log("refused a message from \(address): \(why)") }
+        try? await connection.executeThenClose { inbound, outbound in
+            var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+            func send(_ body: [UInt8]) async throws { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
+            do {
+                guard let hello = try await frames.next(), hello.first == MessageFrame.hello,
+                      hello.count >= 1 + PairKeys.tagByteCount + 32 + ChaCha20Poly1305.tagByteCount else {
+                    return refuse("not a message hello")
+                }
+                let tag = Array(hello[1..<1 + PairKeys.tagByteCount])
+                let now = receiver.clock()
+                guard let entry = receiver.table.lookup(tag, at: now) else {
+                    return refuse(MessageRefusal.unknownSender.description)  // nothing sent: a stranger learns nothing
+                }
+                let noise = NoiseKK(role: .responder, prologue: MessageFrame.prologue(tag: tag), staticKey: receiver.staticKey,
+                                    remoteStatic: entry.keys.sender)
+                let payload: [UInt8]
+                do { payload = try noise.readMessage(Array(hello.dropFirst(1 + PairKeys.tagByteCount))) } catch {
+                    return refuse(MessageRefusal.authenticationFailed.description + " (handshake)")
+                }
+                guard payload.count == 8 else { return refuse("malformed handshake") }
+                let sent = Int64(bitPattern: payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                guard abs(sent - now) <= MessageFrame.maximumSkew else {
+                    return refuse("stale handshake (a replay, or clocks \(abs(sent - now))s apart)")
+                }
+                guard replays.admit(noise.remoteEphemeral!.rawRepresentation, now: ExchangeTransport.now()) else {
+                    return refuse("replayed handshake")
+                }
+                try await send([MessageFrame.reply] + (try noise.writeMessage([])))
+                let (sender, receiving) = noise.split()
+                guard let sealed = try await frames.next(), sealed.first == MessageFrame.sealed else {
+                    return refuse("no message after the handshake")
+                }
+                let inner: [UInt8]
+                do { inner = try receiving.open(Array(sealed.dropFirst())) } catch {
+                    return refuse(MessageRefusal.authenticationFailed.description)
+                }
+                guard inner.first == MessageFrame.envelope else { return refuse("unexpected frame") }
+                let envelope = Array(inner.dropFirst())
+                let verdict = receiver.accept(envelope, entry.owner)
+                let answer: [UInt8]
+                switch verdict {
+                case .stored, .duplicate:
+                    let id = (try? MessageEnvelope(parsing: envelope))?.id ?? []
+                    answer = [MessageFrame.ack] + id + [verdict == .duplicate ? 1 : 0]
+                case .refused(let reason):
+                    refuse(reason.description)
+                    answer = [MessageFrame.refusal, reason.rawValue]
+                }
+                try await send([MessageFrame.sealed] + sender.seal(answer))
+            } catch let e as ExchangeError {
+                refuse(e.description)
+            } catch {
+                refuse("connection lost (\(error))")
+            }
+        }
+    }
+
+    /// Where `send` delivers: a `--peer HOST:PORT`, or whichever listener answers the pair's probe.
+    public enum Destination: Sendable {
+        case peer(host: String, port: Int)
+        case probe(interface: String?)
+    }
+
+    /// Delivers `envelope` to `destination` within `seconds`: finds the listener (probe) or
+    /// resolves the host, then `deliver`. Returns the verdict and the address as people read it.
+    public static func send(_ envelope: MessageEnvelope, to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
+                            clock: @escaping @Sendable () -> Int64, seconds: Double,
+                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (MessageVerdict, String) {
+        let deadline = ExchangeTransport.now() + seconds
+        let address: SocketAddress
+        let label: String
+        switch destination {
+        case .peer(let host, let port):
+            do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch { throw .unknownHost(host) }
+            label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .probe(let interface):
+            guard let found = try await MessageProbing.find(keys: keys, unixTime: clock, deadline: deadline, interface: interface, log: log) else {
+                throw .notDelivered("no listener answered for this contact")
+            }
+            address = found
+            label = "\(ExchangeTransport.plainAddress(found.ipAddress ?? "?")):\(found.port ?? 0)"
+        }
+        let verdict = try await deliver(envelope, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
+                                        deadline: deadline)
+        return (verdict, label)
+    }
+
+    /// Delivers `envelope` to the listener at `address`: a Noise KK handshake with the contact's
+    /// static key `remoteStatic`, then the envelope, then its acknowledgement. Connection attempts
+    /// are retried until `deadline` (monotonic seconds).
+    static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: String, keys: PairKeys,
+                               staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double) async throws(MessageDeliveryFailure) -> MessageVerdict {
+        var connection: Connection?
+        var lastError = ""
+        while connection == nil {
+            let left = deadline - ExchangeTransport.now()
+            guard left > 0 else { break }
+            do {
+                connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .connectTimeout(.milliseconds(Int64(left * 1000)))
+                    .connect(to: address) { ch in ch.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: ch) } }
+            } catch {
+                lastError = ExchangeTransport.plainWords(error)
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        guard let connection else { throw .notDelivered("cannot connect to \(label): \(lastError.isEmpty ? "no answer" : lastError)") }
+        let channel = connection.channel
+        let timedOut = NIOLockedValueBox(false)
+        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0.001, deadline - ExchangeTransport.now()) * 1e9))) {
+            timedOut.withLockedValue { $0 = true }
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        let tag = keys.tag(window: PairKeys.window(at: unixTime))
+        do {
+            return try await connection.executeThenClose { inbound, outbound in
+                var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+                func send(_ body: [UInt8]) async throws { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
+                let noise = NoiseKK(role: .initiator, prologue: MessageFrame.prologue(tag: tag), staticKey: staticKey, remoteStatic: keys.recipient)
+                let time = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: unixTime) >> (56 - 8 * UInt64($0))) }
+                try await send([MessageFrame.hello] + tag + (try noise.writeMessage(time)))
+                guard let reply = try await frames.next() else {
+                    throw MessageDeliveryFailure.notDelivered("\(label) hung up without answering (not a contact that knows us, or a stale clock)")
+                }
+                guard reply.first == MessageFrame.reply else { throw MessageDeliveryFailure.handshakeFailed("unexpected answer") }
+                do { _ = try noise.readMessage(Array(reply.dropFirst())) } catch {
+                    throw MessageDeliveryFailure.handshakeFailed("the handshake did not verify")
+                }
+                let (sending, receiving) = noise.split()
+                try await send([MessageFrame.sealed] + sending.seal([MessageFrame.envelope] + envelope.encoded))
+                guard let sealed = try await frames.next(), sealed.first == MessageFrame.sealed,
+                      let inner = try? receiving.open(Array(sealed.dropFirst())) else {
+                    throw MessageDeliveryFailure.notDelivered("\(label) did not acknowledge the message")
+                }
+                if inner.first == MessageFrame.refusal, inner.count == 2, let reason = MessageRefusal(rawValue: inner[1]) {
+                    return .refused(reason)
+                }
+                guard inner.first == MessageFrame.ack, inner.count == 2 + MessageEnvelope.idByteCount,
+                      Array(inner[1...MessageEnvelope.idByteCount]) == envelope.id else {
+                    throw MessageDeliveryFailure.handshakeFailed("a malformed acknowledgement")
+                }
+                return inner.last == 1 ? .duplicate : .stored
+            }
+        } catch let e as MessageDeliveryFailure {
+            throw e
+        } catch {
+            if timedOut.withLockedValue({ $0 }) { throw .notDelivered("\(label) did not answer in time") }
+            throw .notDelivered("connection to \(label) lost (\(error))")
+        }
+    }
+}

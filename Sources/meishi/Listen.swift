@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+
+struct Listen: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Receive notes from your contacts on this network.",
+        discussion: """
+            Makes this machine reachable for known contacts and stays silent otherwise: it announces \
+            nothing, answers only a multicast probe carrying the tag of one of your contacts for the \
+            current 5-minute window, and accepts a message only after a Noise KK handshake with that \
+            contact's card key. A message from an unknown or unsigned contact, for someone else, \
+            expired, oversized or failing authentication is refused with a logged reason and nothing is \
+            stored; a message received twice is acknowledged again and stored once. Messages are kept \
+            sealed: read them with 'meishi inbox'.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this long (default: until interrupted).", valueName: "duration"))
+    var duration: DurationArgument?
+
+    @Option(help: "TCP port to listen on (0: any free port).")
+    var port: Int = MessagePort.default
+
+    @Flag(help: "Print a summary as JSON when it stops.")
+    var json = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        if let duration { guard duration.seconds > 0 else { throw ValidationError("--for must be positive") } }
+    }
+
+    func run(_ ctx: Context) async throws {
+        let session = try global.session(ctx)
+        let identity = try session.loadIdentity()
+        let out = ctx.out, quiet = json
+        let outcome = try await MessageService(home: session.home, clock: ctx.unixClock).listen(
+            identity: identity, port: port, seconds: duration?.seconds,
+            log: { line in out.note(line) },
+            received: { c in if !quiet { out.note("a message from \(CardRendering.name(c.name)): read it with 'meishi inbox'") } },
+            listening: { [duration] port, contacts in
+                if !quiet {
+                    out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"
+                             + (duration.map { " (for \($0.seconds)s)" } ?? " (Ctrl-C to stop)"))
+                }
+            })
+        if json {
+            out.json(.object([
+                "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),
+                "duplicates": .number(Double(outcome.duplicates)), "refused": .number(Double(outcome.refused)),
+            ]))
+        } else {
+            out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import MeishiCard
+import MeishiKit
+import MeishiProximity
+
+struct Send: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a short note to a contact running 'meishi listen' nearby.",
+        discussion: """
+            The note (at most 4 KiB) is sealed with crypto_box between your card's X25519 key and the \
+            contact's, and sent only after a Noise KK handshake with both static keys and fresh ephemeral \
+            keys: only that contact can read it, and nothing is signed, so they cannot prove to anyone else \
+            that you wrote it. 'send' finds the contact's listener with a multicast probe that only that \
+            listener recognises (or connects to --peer), waits for the acknowledgement and prints \
+            'delivered'. Nobody answered within --timeout: exit 75, not delivered, nothing half-sent. \
+            Write - as TEXT to read it from standard input (it then stays out of ps and shell history).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The contact: an id, a name or a DID (prefix).", valueName: "ref"))
+    var ref: String
+
+    @Argument(help: ArgumentHelp("The note, or - to read it from standard input.", valueName: "text"))
+    var text: String
+
+    @Option(help: ArgumentHelp("Delete it from the recipient's inbox after this long (at most 7d).", valueName: "duration"))
+    var ttl: DurationArgument = DurationArgument(seconds: MessageEnvelope.defaultLifetime)
+
+    @Option(help: ArgumentHelp("Give up after this long (e.g. 10s, 2m).", valueName: "duration"))
+    var timeout: DurationArgument = DurationArgument(seconds: 30)
+
+    @Flag(help: "The recipient's inbox deletes it once it has been shown.")
+    var once = false
+
+    @Option(help: ArgumentHelp("Connect to this listener instead of probing (the port defaults to 47825).", valueName: "host[:port]"))
+    var peer: String?
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
+        guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
+        if let peer, MessagePort.split(peer) == nil {
+            throw ValidationError("--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets)")
+        }
+        if text != "-" {
+            guard !text.isEmpty else { throw ValidationError("the text is empty") }
+        }
+    }
+
+    func run(_ ctx: Context) async throws {
+        let session = try global.session(ctx)
+        var note = text
+        if text == "-" {
+            let bytes = try ctx.readStandardInput(MessageEnvelope.maximumTextBytes + 1)
+            guard let s = String(validating: bytes, as: UTF8.self) else {
+                throw MeishiFailure("standard input is not UTF-8 text", status: .dataError)
+            }
+            note = s.hasSuffix("\n") ? String(s.dropLast()) : s
+        }
+        let identity = try session.loadIdentity()
+        let out = ctx.out
+        let peerEndpoint = peer.flatMap(MessagePort.split)
+        let outcome = try await MessageService(home: session.home, clock: ctx.unixClock).send(
+            text: note, to: ref, identity: identity, lifetime: ttl.seconds, once: once,
+            peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, timeoutSeconds: Double(timeout.seconds),
+            log: { [global] line in if global.verbose { out.note(line) } })
+        let c = outcome.contact
+        if json {
+            out.json(.object([
+                "result": .string("delivered"), "id": .string(Hex.encode(outcome.envelope.id)),
+                "to": .string(c.did), "name": c.name.map(JSONValue.string) ?? .null, "peer": .string(outcome.peerAddress),
+                "expires": .string(CardRendering.date(outcome.envelope.expires)), "once": .bool(outcome.envelope.once),
+                "alreadyDelivered": .bool(outcome.alreadyDelivered),
+            ]))
+            return
+        }
+        out.line("delivered to \(CardRendering.name(c.name)) at \(outcome.peerAddress)"
+                 + (outcome.alreadyDelivered ? " (they had it already)" : "")
+                 + "; it expires \(CardRendering.date(outcome.envelope.expires))")
+    }
+}
+
+/// The TCP port of `meishi listen`, and `--peer` of `send` read with it as the default port.
+enum MessagePort {
+    static let `default` = MessageTransport.defaultPort
+
+    /// HOST, HOST:PORT, a bare IPv6 address or [IPV6]:PORT (as `exchange --peer`), the port defaulting to listen's.
+    static func split(_ text: String) -> (String, Int)? {
+        guard let (host, port) = Exchange.split(text) else { return nil }
+        let explicit = text.hasPrefix("[") ? text.hasSuffix("]:\(port)") : text.filter { $0 == ":" }.count == 1
+        return (host, explicit ? port : Self.default)
+    }
+}
