@@ -15,7 +15,7 @@ struct Meishi: AsyncParsableCommand {
             local SQLite store.
             """,
         version: version,
-        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Exchange.self, Contacts.self])
+        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Exchange.self, Contacts.self, Friends.self])
 
     static func main() async {
         Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst()), in: Context.live()))
