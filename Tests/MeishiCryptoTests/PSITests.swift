@@ -57,9 +57,9 @@ private func scalar(_ hex: String) -> Ristretto255.Scalar { try! Ristretto255.Sc
         #expect(throws: CryptoError.invalidScalar) { try DLEQ.Proof(rawRepresentation: [UInt8](repeating: 0xFF, count: 64)) }
     }
 
-    /// RFC 9380 Appendix K.3 (expand_message_xmd, SHA-512, DST "QUUX-V01-CS02-with-expander-SHA512"), msg "" and "abc", 32 bytes.
+    /// RFC 9380 Appendix K.3 (expand_message_xmd, SHA-512, DST "QUUX-V01-CS02-with-expander-SHA512-256"), msg "" and "abc", 32 bytes.
     @Test func expandMessageXMD() {
-        let dst = Array("QUUX-V01-CS02-with-expander-SHA512".utf8)
+        let dst = Array("QUUX-V01-CS02-with-expander-SHA512-256".utf8)
         #expect(Hex.encode(DLEQ.expandMessageXMD([], dst: dst, length: 32)) == "6b9a7312411d92f921c6f68ca0b6380730a1a4d982c507211a90964c394179ba")
         #expect(Hex.encode(DLEQ.expandMessageXMD(Array("abc".utf8), dst: dst, length: 32)) == "0da749f12fbe5483eb066a5f595055679b976e93abe9be6f0f6318bce7aca8dc")
     }
