@@ -40,6 +40,8 @@ public struct ExchangeService: Sendable {
         public let outcome: CommonFriendsOutcome
         /// My contacts the peer also knows, by name; empty unless it ran.
         public let friends: [Contact]
+        /// Bytes on the wire and wall time of the phase, this side.
+        public let cost: CommonFriendsCost
     }
 
     /// What stood between the peers and a machine in the middle.
@@ -99,7 +101,7 @@ public struct ExchangeService: Sendable {
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }
-            report = CommonFriendsReport(outcome: outcome, friends: shared)
+            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: result.commonFriendsCost)
         }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
                        authentication: authentication, commonFriends: report)

@@ -87,6 +87,19 @@ public enum CommonFriendsOutcome: Sendable {
     case failed(CommonFriendsError)
 }
 
+/// What a comparison cost on this side: bytes on the wire (frames with their length prefix and
+/// seal) and wall time from our HELLO to the end.
+public struct CommonFriendsCost: Equatable, Sendable {
+    public var bytesSent = 0
+    public var bytesReceived = 0
+    public var seconds = 0.0
+    public init(bytesSent: Int = 0, bytesReceived: Int = 0, seconds: Double = 0) {
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+        self.seconds = seconds
+    }
+}
+
 /// What went wrong in a comparison.
 public enum CommonFriendsError: Error, Equatable, Sendable {
     case protocolViolation(ExchangeError)

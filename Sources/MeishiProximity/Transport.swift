@@ -47,6 +47,8 @@ public struct ExchangeResult: Sendable {
     public let peerAddress: String
     /// How the common-friends phase ended; nil when this side did not ask for it.
     public let commonFriends: CommonFriendsOutcome?
+    /// What that phase cost.
+    public let commonFriendsCost: CommonFriendsCost
 }
 
 /// Why an exchange did not finish.
@@ -464,11 +466,13 @@ public enum ExchangeTransport {
                     // The cards are exchanged and both sides will store them: what follows (post-card
                     // phases, in order) can fail without undoing that.
                     var friends: CommonFriendsOutcome?
+                    var cost = CommonFriendsCost()
                     if let request = participant.commonFriends {
                         participant.phaseStarted("common friends")
-                        friends = await commonFriends(request, session: session, send: send, next: next)
+                        friends = await commonFriends(request, session: session, cost: &cost, send: send, next: next)
                     }
-                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends)
+                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,
+                                          commonFriendsCost: cost)
                 } catch let e as ExchangeError {
                     // Tell the peer why before the connection closes (a code mismatch in plain text:
                     // there is no shared key to seal with).
@@ -491,13 +495,20 @@ public enum ExchangeTransport {
 extension ExchangeTransport {
     /// Runs the common-friends phase (docs/PROTOCOL.md §9) on an exchanged session. Whatever the
     /// peer does, this returns an outcome: a refusal sends ABORT with the reason and reports it.
-    static func commonFriends(_ request: CommonFriendsRequest, session: ExchangeSession, send: ([[UInt8]]) async throws -> Void,
+    static func commonFriends(_ request: CommonFriendsRequest, session: ExchangeSession, cost: inout CommonFriendsCost,
+                              send: ([[UInt8]]) async throws -> Void,
                               next: (String) async throws -> ExchangeSession.Event?) async -> CommonFriendsOutcome {
+        let started = now()
+        var sent = 0, received = 0
+        defer { cost = CommonFriendsCost(bytesSent: sent, bytesReceived: received, seconds: now() - started) }
+        // A sealed post-card frame on the wire: length prefix, 0x10, inner type, content, tag.
+        let overhead = 4 + 1 + 1 + XChaCha20Poly1305.tagByteCount
         let elements = await request.elements(session.peerCard!.payload.senderDID)
         let phase = CommonFriendsPhase(request: request, elements: elements, transcriptHash: session.transcriptHash!, role: session.role,
                                        codeConfirmedByPAKE: session.codeConfirmedByPAKE)
         func seal(_ messages: [(type: UInt8, content: [UInt8])]) -> [[UInt8]] {
-            messages.map { session.postCard(type: $0.type, content: $0.content) }
+            sent += messages.reduce(0) { $0 + overhead + $1.content.count }
+            return messages.map { session.postCard(type: $0.type, content: $0.content) }
         }
         do {
             try await send(seal([phase.hello()]))
@@ -509,6 +520,7 @@ extension ExchangeTransport {
                 guard case .postCard(let type, let content)? = try await next("the peer's common friends") else {
                     throw CommonFriendsError.protocolViolation(.unexpectedMessage("a message outside the common-friends phase"))
                 }
+                received += overhead + content.count
                 guard CommonFriendsPhase.innerTypes.contains(type) else {
                     throw CommonFriendsError.protocolViolation(.unexpectedMessage("post-card message \(type) during common friends"))
                 }

@@ -254,7 +254,9 @@ struct Exchange: MeishiCommand {
         switch report.outcome {
         case .ran(let mode, _, let peerSetSize):
             .object(["status": .string("compared"), "mode": .string(mode.rawValue), "peerSetSize": .number(Double(peerSetSize)),
-                     "friends": .array(report.friends.map(FriendsWording.json))])
+                     "friends": .array(report.friends.map(FriendsWording.json)),
+                     "bytesSent": .number(Double(report.cost.bytesSent)), "bytesReceived": .number(Double(report.cost.bytesReceived)),
+                     "seconds": .number((report.cost.seconds * 1000).rounded() / 1000)])
         case .skipped(let why): .object(["status": .string("skipped"), "reason": .string(FriendsWording.skipped(why))])
         case .failed(let e): .object(["status": .string("failed"), "reason": .string(FriendsWording.failed(e))])
         }
