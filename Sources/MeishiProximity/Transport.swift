@@ -18,8 +18,6 @@ public struct ExchangeParticipant: Sendable {
     public var log: @Sendable (String) -> Void
     /// Post-card phase 1: compare contacts privately (nil: the phase is not run at all; an old peer).
     public var commonFriends: CommonFriendsRequest?
-    /// Called when a post-card phase starts (`"common friends"`), for a progress line.
-    public var phaseStarted: @Sendable (String) -> Void = { _ in }
 
     public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
@@ -468,7 +466,6 @@ public enum ExchangeTransport {
                     var friends: CommonFriendsOutcome?
                     var cost = CommonFriendsCost()
                     if let request = participant.commonFriends {
-                        participant.phaseStarted("common friends")
                         friends = await commonFriends(request, session: session, cost: &cost, send: send, next: next)
                     }
                     return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,
