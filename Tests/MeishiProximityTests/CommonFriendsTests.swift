@@ -260,3 +260,34 @@ import MeishiCrypto
         }
     }
 }
+
+/// Post-card phases ride the exchange session only once both sides acknowledged the cards.
+extension ExchangeSessionTests {
+    static func exchangedUntilAcks() throws -> (ExchangeSession, ExchangeSession) {
+        let (d, l) = try handshake()
+        _ = try deliver([d.confirm(true)], to: l)
+        _ = try deliver([l.confirm(true)], to: d)
+        let mei = Person(), ken = Person()
+        _ = try deliver([d.card(mei.card("Mei"), signedBy: mei.key)], to: l)
+        _ = try deliver([l.card(ken.card("Ken"), signedBy: ken.key)], to: d)
+        return (d, l)
+    }
+
+    @Test func postCardMessagesOnlyAfterBothAcknowledgements() throws {
+        let (d, l) = try Self.exchangedUntilAcks()
+        _ = try Self.deliver([l.acknowledge()], to: d)
+        // The listener jumps ahead: a common-friends HELLO before the dialer acknowledged.
+        #expect(throws: ExchangeError.unexpectedMessage("post-card message 80 before both acknowledgements")) {
+            try d.receive(l.seal(type: 0x50, [1]))
+        }
+        let (d2, l2) = try Self.exchangedUntilAcks()
+        _ = try Self.deliver([l2.acknowledge()], to: d2)
+        _ = try Self.deliver([d2.acknowledge()], to: l2)
+        let hello = d2.postCard(type: 0x50, content: [1, 2, 3])
+        #expect(Self.names(try Self.deliver([hello], to: l2).events) == ["post-card 80 (3 bytes)"])
+        // A full chunk, sealed, fits one frame.
+        let chunk = d2.postCard(type: 0x51, content: [UInt8](repeating: 9, count: 32 * CommonFriendsPhase.itemsPerChunk))
+        #expect(chunk.count <= FrameCodec.maximumBody)
+        #expect(Self.names(try Self.deliver([chunk], to: l2).events) == ["post-card 81 (64000 bytes)"])
+    }
+}
