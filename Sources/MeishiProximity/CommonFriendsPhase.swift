@@ -169,7 +169,8 @@ public final class CommonFriendsPhase {
     private var ownCount = 0
     private var peerCount = 0
     private var received: [UInt8] = []
-    private var peerItems: [[UInt8]] = []
+    private var peerItems: Set<[UInt8]> = []
+    private var ownHashes: [[UInt8]] = []
     private var peerPoints: [Ristretto255.Point] = []
     private var blinding: PrivateSetIntersection.Blinding?
     private var reblinded: [Ristretto255.Point] = []
@@ -253,7 +254,9 @@ public final class CommonFriendsPhase {
         if peerCount > request.maximumSetSize { return skip(.peerSetTooLarge(count: peerCount, limit: request.maximumSetSize)) }
         if mode == .hash {
             peerItemsExpected()
-            let items = elements.dids.map { PrivateSetIntersection.saltedHash($0, transcriptHash: transcriptHash) }.shuffled()
+            ownHashes = elements.dids.map { PrivateSetIntersection.saltedHash($0, transcriptHash: transcriptHash) }
+            var items = ownHashes
+            SecureRandom.shuffle(&items)
             let out = Self.chunks(items, type: .items)
             if peerCount == 0 { finish() }
             return out
@@ -291,12 +294,12 @@ public final class CommonFriendsPhase {
 
     private func itemsComplete() throws(CommonFriendsError) -> [(type: UInt8, content: [UInt8])] {
         if mode == .hash {
-            var seen = Set<[UInt8]>()
+            var seen = Set<[UInt8]>(minimumCapacity: peerCount)
             for i in 0..<peerCount {
                 let item = Array(received[i * 32..<(i + 1) * 32])
                 guard seen.insert(item).inserted else { throw .refused(.duplicate(index: i)) }
             }
-            peerItems = Array(seen)
+            peerItems = seen
             finish()
             return []
         }
@@ -320,8 +323,7 @@ public final class CommonFriendsPhase {
         state = .done
         let shared: [Int]
         if mode == .hash {
-            let theirs = Set(peerItems)
-            shared = elements.dids.indices.filter { theirs.contains(PrivateSetIntersection.saltedHash(elements.dids[$0], transcriptHash: transcriptHash)) }
+            shared = ownHashes.indices.filter { peerItems.contains(ownHashes[$0]) }
         } else {
             shared = blinding.map { $0.intersection(returned: returned, reblindedPeer: reblinded) } ?? []
         }
