@@ -138,6 +138,34 @@ public enum PrivateSetIntersection {
             PrivateSetIntersection.parallelMap(peer.count, threads: threads) { i in try! peer[i].multiplied(by: scalar) }
         }
 
+        /// The peer's blinded list as received (`count` items of 32 bytes), checked and re-blinded in
+        /// one pass: the scalar multiplication decodes each item anyway, so an item that is not a
+        /// canonical encoding, is the identity, or repeats another is refused by its index here
+        /// without decoding it twice. Returns the items and our re-blinding, in order.
+        public func reblind(items bytes: [UInt8], count: Int, threads: Int = 2) throws(PSIError)
+            -> (received: [Ristretto255.Point], reblinded: [Ristretto255.Point]) {
+            guard bytes.count == count * Ristretto255.byteCount else {
+                throw .wrongCount(expected: count, actual: bytes.count / Ristretto255.byteCount)
+            }
+            let items = (0..<count).map { Array(bytes[$0 * Ristretto255.byteCount..<($0 + 1) * Ristretto255.byteCount]) }
+            var seen = Set<[UInt8]>(minimumCapacity: count)
+            for (i, item) in items.enumerated() {
+                // The top bit and the identity's all-zero encoding are what libsodium 1.0.18's decoder lets through.
+                guard item[31] & 0x80 == 0, item.contains(where: { $0 != 0 }) else { throw .invalidPoint(index: i) }
+                guard seen.insert(item).inserted else { throw .duplicate(index: i) }
+            }
+            let k = scalar
+            let products = PrivateSetIntersection.parallelMap(count, threads: threads) { i -> [UInt8]? in
+                var out = [UInt8](repeating: 0, count: Ristretto255.byteCount)
+                let ok = k.rawRepresentation.withUnsafeBytes { n in
+                    items[i].withUnsafeBytes { p in out.withUnsafeMutableBytes { Ristretto255.multiply(n, p, into: $0) } }
+                }
+                return ok ? out : nil
+            }
+            if let bad = products.firstIndex(where: { $0 == nil }) { throw .invalidPoint(index: bad) }
+            return (items.map { Ristretto255.Point(unchecked: $0) }, products.map { Ristretto255.Point(unchecked: $0!) })
+        }
+
         /// Indices (into the input elements) of our elements the peer also holds: `returned` is the
         /// peer's re-blinding of `blinded`, in our order; `reblindedPeer` is ours of the peer's list.
         public func intersection(returned: [Ristretto255.Point], reblindedPeer: [Ristretto255.Point]) -> [Int] {

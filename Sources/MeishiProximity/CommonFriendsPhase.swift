@@ -303,9 +303,8 @@ public final class CommonFriendsPhase {
             finish()
             return []
         }
-        do { peerPoints = try PrivateSetIntersection.points(received, count: peerCount, distinct: true) } catch { throw .refused(error) }
+        do { (peerPoints, reblinded) = try blinding!.reblind(items: received, count: peerCount) } catch { throw .refused(error) }
         received = []
-        reblinded = blinding!.reblind(peerPoints)
         state = .awaitingCommit
         let commitment = PrivateSetIntersection.commitment(to: reblinded, transcriptHash: transcriptHash, role: role)
         return [(Inner.commit.rawValue, commitment + (mode == .verified ? blinding!.publicKey.rawRepresentation : []))]

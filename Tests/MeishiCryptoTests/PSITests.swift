@@ -97,5 +97,16 @@ private func scalar(_ hex: String) -> Ristretto255.Scalar { try! Ristretto255.Sc
         #expect(throws: PSIError.invalidPoint(index: 0)) { try PrivateSetIntersection.points(nonCanonical, count: 1, distinct: true) }
         #expect(throws: PSIError.wrongCount(expected: 2, actual: 1)) { try PrivateSetIntersection.points(p, count: 2, distinct: true) }
         #expect(try PrivateSetIntersection.points(p + p, count: 2, distinct: false).count == 2)
+        // The same refusals where the peer's list is re-blinded in one pass.
+        let b = PrivateSetIntersection.Blinding(elements: [[1]])
+        let q = PrivateSetIntersection.groupElement([2]).rawRepresentation
+        let aboveP = [UInt8](repeating: 0xFF, count: 31) + [0x7F]  // s ≥ p, top bit clear: decodes to nothing
+        #expect(throws: PSIError.invalidPoint(index: 1)) { try b.reblind(items: q + aboveP, count: 2) }
+        #expect(throws: PSIError.invalidPoint(index: 1)) { try b.reblind(items: q + [UInt8](repeating: 0, count: 32), count: 2) }
+        #expect(throws: PSIError.invalidPoint(index: 0)) { try b.reblind(items: nonCanonical + q, count: 2) }
+        #expect(throws: PSIError.duplicate(index: 2)) { try b.reblind(items: p + q + p, count: 3) }
+        #expect(throws: PSIError.wrongCount(expected: 3, actual: 2)) { try b.reblind(items: p + q, count: 3) }
+        let (received, reblinded) = try b.reblind(items: p + q, count: 2)
+        #expect(received.map(\.rawRepresentation) == [p, q] && reblinded == b.reblind(received))
     }
 }

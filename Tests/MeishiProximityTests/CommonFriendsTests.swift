@@ -223,11 +223,11 @@ import MeishiCrypto
         let a = Self.phase(.dialer, .ecdh, dids: Self.dids(0..<20))
         let r = await HostileListener(dids: Self.dids(10..<30), substitute: false, mode: .ecdh).run(against: a)
         guard case .success(.ran(.ecdh, let shared, _)) = r else { Issue.record("\(r)"); return }
-        // Swapping two items moved the labels: not the true intersection 10..<20.
+        // Rotating the list by one moved every label: 10 of 20 shared positions are never rotation-invariant.
         #expect(Set(shared) != Set(10..<20))
     }
 
-    /// A listener that follows the protocol but returns the dialer's list reordered (or with one item
+    /// A listener that follows the protocol but returns the dialer's list rotated by one (or with one item
     /// made with another scalar), committing to what it sends and proving with its real key.
     struct HostileListener {
         let dids: [[UInt8]]
@@ -241,7 +241,7 @@ import MeishiCrypto
                 let items = try a.blind(with: await a.elements.blinding())
                 let theirs = try PrivateSetIntersection.points(items.flatMap(\.content), count: 20, distinct: true)
                 var returned = blinding.reblind(theirs)
-                if substitute { returned[0] = try theirs[0].multiplied(by: Ristretto255.Scalar()) } else { returned.swapAt(0, 1) }
+                if substitute { returned[0] = try theirs[0].multiplied(by: Ristretto255.Scalar()) } else { returned = Array(returned.dropFirst()) + [returned[0]] }
                 let commit = try a.receive(type: 0x51, content: blinding.blinded.flatMap(\.rawRepresentation))
                 #expect(commit.count == 1 && commit[0].type == 0x52)
                 let commitment = PrivateSetIntersection.commitment(to: returned, transcriptHash: CommonFriendsPhaseTests.transcript, role: 1)

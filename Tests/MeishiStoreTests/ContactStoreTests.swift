@@ -141,7 +141,8 @@ import MeishiCard
     /// back, and a damaged `unsignedFields` column is an error like a damaged `fields`.
     @Test func vcardImportMigrationAndItsColumns() throws {
         let store = try ContactStore(path: path)
-        #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
+        // Later migrations (v3-…) follow these three.
+        #expect(try store.read { db in Array(try ContactStore.migrator.appliedMigrations(db).prefix(3)) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import"])
         var ken = contact("did:key:z6MkKen", name: "Ken", email: "ken@example.org")
         ken.unsignedFields = [.phone: ["+81 3 0000 1111"]]
