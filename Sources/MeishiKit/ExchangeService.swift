@@ -77,7 +77,8 @@ public struct ExchangeService: Sendable {
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: confirm, log: log)
-        let friendSet = try FriendSet(store: store, options: friends)
+        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
+        let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
         participant.commonFriends = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
             codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
@@ -117,7 +118,7 @@ final class FriendSet: Sendable {
     let candidates: [FriendCandidate]
     let ahead: Task<PrivateSetIntersection.Blinding, Never>?
 
-    init(store: ContactStore, options: ExchangeService.FriendsOptions) throws(MeishiError) {
+    init(store: ContactStore, options: ExchangeService.FriendsOptions, blindAhead: Bool) throws(MeishiError) {
         // The peer is unknown yet: every signed contact is a candidate; `elements(excluding:)` drops the peer.
         do { candidates = options.mode == .off ? [] : try store.friendCandidates(excludingDID: "") } catch { throw .store(error) }
         dids = candidates.map { (Array($0.did.utf8), [$0.contactID]) }
@@ -127,7 +128,7 @@ final class FriendSet: Sendable {
             if options.matchPhones { for p in c.phones { values["phone:" + p, default: []].append(c.contactID) } }
         }
         extras = values.keys.sorted().map { (Array($0.utf8), values[$0]!) }
-        if options.mode >= .ecdh, options.mode != .off {
+        if blindAhead, options.mode >= .ecdh, options.mode != .off {
             let all = dids.map(\.element) + extras.map(\.element)
             ahead = Task.detached { PrivateSetIntersection.Blinding(elements: all) }
         } else {
