@@ -120,7 +120,10 @@ final class FriendSet: Sendable {
 
     init(store: ContactStore, options: ExchangeService.FriendsOptions, blindAhead: Bool) throws(MeishiError) {
         // The peer is unknown yet: every signed contact is a candidate; `elements(excluding:)` drops the peer.
-        do { candidates = options.mode == .off ? [] : try store.friendCandidates(excludingDID: "") } catch { throw .store(error) }
+        do {
+            candidates = options.mode == .off ? []
+                : try store.friendCandidates(excludingDID: "", values: options.matchEmails || options.matchPhones)
+        } catch { throw .store(error) }
         dids = candidates.map { (Array($0.did.utf8), [$0.contactID]) }
         var values: [String: [Int64]] = [:]
         for c in candidates {

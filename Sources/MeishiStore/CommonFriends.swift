@@ -45,16 +45,23 @@ extension ContactStore {
     }
 
     /// The contacts a comparison may use: signed or met (never unsigned), without `excludingDID`
-    /// (the peer), ordered by id.
-    public func friendCandidates(excludingDID: String) throws(StoreError) -> [FriendCandidate] {
+    /// (the peer), ordered by id; their emails and phones only when `values` (`--match`), since
+    /// reading the DIDs alone skips decoding every card.
+    public func friendCandidates(excludingDID: String, values: Bool = true) throws(StoreError) -> [FriendCandidate] {
         try read { db in
-            try Contact.filter(Column("trust") != Trust.unsigned.rawValue && Column("did") != excludingDID).order(Column("id")).fetchAll(db).map { c in
-                FriendCandidate(
-                    contactID: c.id!, did: c.did,
-                    emails: Array(Set((c.fields[.email] ?? []).map { CardText.normalizedEmail($0.trimmingCharacters(in: .whitespaces)) }
-                        .filter { !$0.isEmpty })).sorted(),
-                    phones: Array(Set((c.fields[.phone] ?? []).compactMap(CardText.e164))).sorted())
+            guard values else {
+                return try Row.fetchAll(db, sql: "SELECT id, did FROM contact WHERE trust != ? AND did != ? ORDER BY id",
+                                        arguments: [Trust.unsigned.rawValue, excludingDID])
+                    .map { FriendCandidate(contactID: $0["id"], did: $0["did"], emails: [], phones: []) }
             }
+            return try Contact.filter(Column("trust") != Trust.unsigned.rawValue && Column("did") != excludingDID).order(Column("id"))
+                .fetchAll(db).map { c in
+                    FriendCandidate(
+                        contactID: c.id!, did: c.did,
+                        emails: Array(Set((c.fields[.email] ?? []).map { CardText.normalizedEmail($0.trimmingCharacters(in: .whitespaces)) }
+                            .filter { !$0.isEmpty })).sorted(),
+                        phones: Array(Set((c.fields[.phone] ?? []).compactMap(CardText.e164))).sorted())
+                }
         }
     }
 

@@ -31,6 +31,8 @@ import MeishiCrypto
         #expect(candidates.map(\.did) == ["did:key:z6MkCleo", "did:key:z6MkKen"])
         #expect(candidates[0].emails == ["cleo@example.org"] && candidates[0].phones == ["+819012345678"])
         #expect(candidates[1].emails.isEmpty)
+        #expect(try store.friendCandidates(excludingDID: "did:key:z6MkDev", values: false)
+                == candidates.map { FriendCandidate(contactID: $0.contactID, did: $0.did, emails: [], phones: []) })
         // A national number is never a phone element.
         #expect(try store.friendCandidates(excludingDID: "").first { $0.did == "did:key:z6MkDev" }?.phones == [])
 
