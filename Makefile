@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange bench-psi man check-man confusables install uninstall clean
+.PHONY: all deps build release demo test bench bench-exchange bench-psi man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -34,6 +34,22 @@ test: deps
 	$(SWIFT) build
 	@scripts/check-man.sh $(DEBUG)
 	$(SWIFT) test
+
+# libFuzzer + AddressSanitizer on every parser that reads strangers' input, SECONDS each
+# (README "Fuzzing"); `make test` only replays the saved corpora.
+SECONDS ?= 300
+fuzz: deps
+	@scripts/install-deps.sh $(TEST_APT)
+	@scripts/python-tools.sh $(TEST_PY)
+	@scripts/fuzz.sh run $(SECONDS) $(TARGETS)
+
+fuzz-seed:
+	@scripts/fuzz.sh seed
+
+# SIGKILL at random moments: 100 trials each on a 20,000-card file (make test runs a few).
+TRIALS ?= 100
+crash: build
+	MEISHI_CRASH_TRIALS=$(TRIALS) MEISHI_CRASH_CARDS=20000 $(SWIFT) test --filter CrashConsistencyTests
 
 bench-exchange: release
 	@scripts/install-deps.sh hyperfine iproute2

@@ -65,6 +65,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // Every parser that reads input from strangers, as a function of bytes with its properties
+        // checked: run by libFuzzer (`make fuzz`) and replayed over fixtures/fuzz by the tests.
+        .target(name: "MeishiFuzz", dependencies: ["MeishiCard", "MeishiCrypto", "MeishiProximity", "MeishiQR"]),
+
         // MARK: Executables
         .executableTarget(
             name: "meishi",
@@ -73,6 +77,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+
+        // A corpus replayer normally; libFuzzer's target when built with -DFUZZING (make fuzz).
+        .executableTarget(name: "meishi-fuzz", dependencies: ["MeishiFuzz"]),
 
         .executableTarget(
             name: "meishi-bench",
@@ -87,7 +94,12 @@ let package = Package(
             "MeishiProximity", "MeishiCard", "MeishiCrypto", .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "MeishiKitTests", dependencies: ["MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiStore"]),
-        .testTarget(name: "MeishiEndToEndTests", dependencies: ["meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity"]),
+        .testTarget(name: "MeishiFuzzTests", dependencies: ["MeishiFuzz"]),
+        // GRDB here only reads a store behind meishi's back (integrity after a SIGKILL).
+        .testTarget(name: "MeishiEndToEndTests", dependencies: [
+            "meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -49,6 +49,8 @@ public struct FieldName: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     public var isMultiValued: Bool { Self.multiValued.contains(rawValue) }
+    /// Fields whose values may hold line breaks: a postal address, a note.
+    public var allowsLineBreaks: Bool { rawValue == "address" || rawValue == "note" }
 
     /// The level a value gets when `card set`/`card add` is not told one.
     public var defaultLevel: DisclosureLevel {
@@ -99,6 +101,8 @@ public enum CardError: Error, Equatable, Sendable {
     case duplicateValue(FieldName)
     case noSuchField(FieldName)
     case noSuchValue(FieldName)
+    /// Which of a field's several values is meant was not said.
+    case severalValues(FieldName, [String])
     /// A share needs a name and the card has none.
     case noName
     /// The name's level is above the level of the share.
@@ -138,6 +142,16 @@ public struct Card: Equatable, Sendable {
         guard !(fields[field] ?? []).contains(where: { $0.value == v }) else { throw .duplicateValue(field) }
         guard valueCount + 1 <= Self.maximumValueCount else { throw .tooManyValues(limit: Self.maximumValueCount) }
         fields[field, default: []].append(.make(field, v, level ?? field.defaultLevel))
+    }
+
+    /// Gives the value `value` of `field` the level `level`; returns the level it had.
+    @discardableResult
+    public mutating func relevel(_ field: FieldName, _ value: String, to level: DisclosureLevel) throws(CardError) -> DisclosureLevel {
+        let normalized = value.precomposedStringWithCanonicalMapping
+        guard let i = fields[field]?.firstIndex(where: { $0.value == normalized }) else { throw .noSuchValue(field) }
+        let old = fields[field]![i].level
+        fields[field]![i].level = level
+        return old
     }
 
     /// Removes the field, or only `value` from it. Returns how many values were removed.
@@ -203,10 +217,16 @@ extension Card: Codable {
 public enum CardText {
     /// `value` NFC-normalised and checked for `field`, or the reason it is refused.
     public static func validated(_ value: String, for field: FieldName) throws(CardError) -> String {
-        let v = value.precomposedStringWithCanonicalMapping
-        guard !v.trimmingCharacters(in: .whitespaces).isEmpty else { throw .empty(field) }
+        var v = value.precomposedStringWithCanonicalMapping
+        // An address or a note may run over several lines (U+000A; CR LF and CR become LF);
+        // every other control character is still refused.
+        let multiline = field.allowsLineBreaks
+        if multiline, v.contains("\r") { v = v.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n") }
+        guard !v.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .empty(field) }
         guard v.utf8.count <= Card.maximumValueBytes else { throw .tooLong(field, bytes: v.utf8.count) }
-        guard !v.unicodeScalars.contains(where: TerminalText.isUnsafe) else { throw .controlCharacter(field) }
+        guard !v.unicodeScalars.contains(where: { TerminalText.isUnsafe($0) && !(multiline && $0 == "\n") }) else {
+            throw .controlCharacter(field)
+        }
         switch field.rawValue {
         case "email": guard isEmailShaped(v) else { throw .invalidEmail(v) }
         case "phone": guard isPhoneShaped(v) else { throw .invalidPhone(v) }
@@ -225,12 +245,21 @@ public enum CardText {
         return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
     }
 
-    /// Digits with optional leading `+` and the separators people type: space ( ) - . /
+    /// Digits with optional leading `+` and the separators people type: space ( ) - . /, and an
+    /// optional extension at the end (`ext 12`, `ext. 12`, `x12`, `#12`).
     public static func isPhoneShaped(_ s: String) -> Bool {
         let allowed = Set("0123456789 ()-./")
-        var body = Substring(s)
+        var body = Substring(withoutExtension(s))
         if body.hasPrefix("+") { body = body.dropFirst() }
         return body.allSatisfy { allowed.contains($0) } && body.filter(\.isASCIIDigit).count >= 3
+    }
+
+    /// The number without a trailing extension (`+1 (555) 010-9999 ext 12` → `+1 (555) 010-9999`).
+    public static func withoutExtension(_ phone: String) -> String {
+        guard let m = phone.firstMatch(of: /(?i)\s*(?:ext\.?|extension|x|#)\s*[0-9]{1,6}$/), m.range.lowerBound > phone.startIndex else {
+            return phone
+        }
+        return String(phone[..<m.range.lowerBound])
     }
 
     /// A scheme (`https:`, `mailto:` …) followed by text without spaces.
@@ -246,7 +275,7 @@ public enum CardText {
     /// The E.164 form (`+` and 8 to 15 digits) of a phone number that names its country with
     /// `+` or `00`; nil for national numbers, whose country meishi cannot know.
     public static func e164(_ phone: String) -> String? {
-        var s = phone.trimmingCharacters(in: .whitespaces)
+        var s = withoutExtension(phone).trimmingCharacters(in: .whitespaces)
         if s.hasPrefix("00") { s = "+" + s.dropFirst(2) }
         guard s.hasPrefix("+") else { return nil }
         let digits = s.dropFirst().filter(\.isASCIIDigit)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The text form of the user's card that `meishi card edit` opens in an editor: one value per
 /// line, `FIELD [LEVEL]: VALUE`, comments starting with `#`.
 public enum CardEditText {
@@ -20,7 +22,8 @@ public enum CardEditText {
         # Your meishi card. One value per line:  FIELD [LEVEL]: VALUE
         # Fields: name, title, org, email, phone, url, address, note, x-<word>; email, phone and url
         # may appear on several lines. Levels: public, professional, personal (without one, the
-        # field's default). Lines starting with # are ignored. Save an empty file to cancel.
+        # field's default). An address or note goes on over lines that start with a space. Lines
+        # starting with # are ignored. Save an empty file to cancel.
 
         """
 
@@ -28,7 +31,10 @@ public enum CardEditText {
     public static func text(of card: Card) -> String {
         var out = header
         for f in card.fieldNames {
-            for v in card.fields[f]! { out += "\(f.rawValue) [\(v.level.rawValue)]: \(v.value)\n" }
+            for v in card.fields[f]! {
+                // Later lines of a value of several lines are indented: continuation lines.
+                out += "\(f.rawValue) [\(v.level.rawValue)]: \(v.value.replacingOccurrences(of: "\n", with: "\n    "))\n"
+            }
         }
         return out
     }
@@ -44,11 +50,23 @@ public enum CardEditText {
     /// The card `text` describes, checked by the same rules as `card set` and `card add`.
     public static func card(from text: String) throws(LineError) -> Card {
         var card = Card()
+        // Join continuation lines (indented, after a value line) to the value they continue.
+        var entries: [(line: Int, text: String)] = []
         var n = 0
         for raw in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             n += 1
             let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("#") { continue }
+            if line.isEmpty { entries.append((n, "")); continue }
+            if raw.first == " " || raw.first == "\t", let last = entries.last, !last.text.isEmpty {
+                entries[entries.count - 1].text += "\n" + line
+                continue
+            }
+            entries.append((n, line))
+        }
+        for (n, text) in entries {
+            let line = text
+            if line.isEmpty { continue }
             guard let colon = line.firstIndex(of: ":") else { throw LineError(line: n, reason: .malformed) }
             var head = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)

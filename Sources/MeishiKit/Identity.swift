@@ -35,6 +35,15 @@ public protocol PassphraseSource: Sendable {
     func passphrase(forKeyAt path: String) -> SecureBytes?
     /// A new passphrase (asked twice on a terminal), or nil when none can be had.
     func newPassphrase() throws(MeishiError) -> SecureBytes?
+    /// How many passphrases may be tried on one key (a person at a terminal gets three).
+    var tries: Int { get }
+    /// The passphrase for try `attempt` (1, 2, …): after a wrong one, the front end may say so.
+    func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes?
+}
+
+extension PassphraseSource {
+    public var tries: Int { 1 }
+    public func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes? { passphrase(forKeyAt: path) }
 }
 
 /// Reads and writes the identity files in a home (docs/PROTOCOL.md, "Identity files").
@@ -58,6 +67,13 @@ public struct IdentityStore: Sendable {
     /// old files to `*.bak-<unix time>` and returns the backup path.
     public func create(passphrase: SecureBytes?, force: Bool, now: Int64,
                        limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
+        try install(Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey()), passphrase: passphrase, force: force,
+                    now: now, limits: limits)
+    }
+
+    /// Writes `identity`'s files (a new one, or one restored from a backup), like `create`.
+    func install(_ identity: Identity, passphrase: SecureBytes?, force: Bool, now: Int64,
+                 limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
         try home.ensureExists()
         var backup: String?
         if exists {
@@ -70,7 +86,6 @@ public struct IdentityStore: Sendable {
             }
             backup = home.secretKeyPath + suffix
         }
-        let identity = Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey())
         let secret = SecureBytes(concatenating: [identity.signingKey.seed, identity.boxKey.rawRepresentation])
         var members: [String: JSONValue] = [
             "format": .string(Self.format),
@@ -90,7 +105,7 @@ public struct IdentityStore: Sendable {
         return (identity, backup)
     }
 
-    private func associatedData(did: String) -> [UInt8] {
+    func associatedData(did: String) -> [UInt8] {
         Array(Self.format.utf8) + [0] + Array(did.utf8)
     }
 
@@ -118,11 +133,11 @@ public struct IdentityStore: Sendable {
     }
 
     /// The key file's bytes; refuses a file readable by group or others, like ssh.
-    private func readKeyFile() throws(MeishiError) -> [UInt8] {
+    func readKeyFile() throws(MeishiError) -> [UInt8] {
         try KeyFile.read(home.secretKeyPath, missing: .noIdentity(home: home.path))
     }
 
-    private func damaged() -> MeishiError { .identityDamaged(path: home.secretKeyPath) }
+    func damaged() -> MeishiError { .identityDamaged(path: home.secretKeyPath) }
 
     /// Loads the secret key, asking `passphrases` when it is encrypted. Every buffer that held the
     /// secret, its base64 text or the file is wiped before this returns.

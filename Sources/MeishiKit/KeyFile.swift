@@ -38,6 +38,18 @@ enum KeyFile {
     /// Writes `members` as a JCS key file at `path`, created exclusive with mode 0600, then wipes
     /// the file's bytes and the `secret` text (its storage is shared with every copy, so only now).
     static func create(_ members: inout [String: JSONValue], at path: String) throws(MeishiError) {
+        try write(&members) { file throws(MeishiError) in try SecureFile.create(file, at: path) }
+    }
+
+    /// Writes `members` as a JCS key file over `path`: a temporary file (mode 0600) renamed over
+    /// it, so the key is either the old one or the new one, never half written. Wipes like `create`.
+    static func replace(_ members: inout [String: JSONValue], at path: String) throws(MeishiError) {
+        try write(&members) { file throws(MeishiError) in try SecureFile.write(file, to: path, mode: 0o600) }
+    }
+
+    /// The file's bytes handed to `store`, then they and the `secret` text wiped.
+    private static func write(_ members: inout [String: JSONValue],
+                              _ store: ([UInt8]) throws(MeishiError) -> Void) throws(MeishiError) {
         var file = JCS.canonicalize(.object(members)) + [0x0A]
         var secretText: String?
         if case .string(let text)? = members["secret"] { secretText = text }
@@ -46,7 +58,7 @@ enum KeyFile {
             wipe(&file)
             if var text = secretText { wipe(&text) }
         }
-        try SecureFile.create(file, at: path)
+        try store(file)
     }
 
     /// The key file's bytes; refuses a file readable by group or others, like ssh. `missing` is
@@ -83,15 +95,19 @@ enum KeyFile {
             guard limits.isAcceptable else {
                 throw .keyLimitsTooHigh(path: path, operations: limits.operations, memoryBytes: limits.memoryBytes)
             }
-            guard let passphrase = passphrases.passphrase(forKeyAt: path) else { throw .passphraseNeeded }
             let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: secretBytes)
-            do {
-                return try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData)
-            } catch .authenticationFailed {
-                throw .wrongPassphrase(path: path)
-            } catch {
-                throw .cannotDecrypt(path: path, error)
+            // A person at a terminal may mistype: `tries` passphrases, then it is wrong.
+            for attempt in 1...max(1, passphrases.tries) {
+                guard let passphrase = passphrases.passphrase(forKeyAt: path, attempt: attempt) else { throw .passphraseNeeded }
+                do {
+                    return try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData)
+                } catch .authenticationFailed {
+                    continue
+                } catch {
+                    throw .cannotDecrypt(path: path, error)
+                }
             }
+            throw .wrongPassphrase(path: path)
         default:
             throw damaged
         }

@@ -23,6 +23,8 @@ public struct ScannedCode: Sendable {
     public let bytes: [UInt8]
     public let points: [(x: Int, y: Int)]
     public let content: ScannedContent
+    /// The scanner's pass that found it ("first", "binarised", …), for --verbose.
+    public var pass = "first"
 
     public var kind: String {
         switch content {
@@ -64,7 +66,9 @@ public enum QRService {
         do { image = try ImageDecoder.decode(bytes) } catch { throw .qr(error) }
         return QRScanner.scan(image).map { code in
             let text = TextDecoding.decode(code.bytes)
-            return ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, verifier: verifier))
+            var scanned = ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, verifier: verifier))
+            scanned.pass = code.pass
+            return scanned
         }
     }
 

@@ -66,7 +66,7 @@ public struct SolidarityKeyStore: Sendable {
     }
 
     /// Binds the sealed key to its own DID and to the identity it belongs to.
-    private func associatedData(did: String, identity: String) -> [UInt8] {
+    func associatedData(did: String, identity: String) -> [UInt8] {
         Array(Self.format.utf8) + [0] + Array(did.utf8) + [0] + Array(identity.utf8)
     }
 

@@ -7,17 +7,24 @@ public enum QRRender {
     /// Unicode half blocks, two module rows per text line, with explicit black-on-white colours
     /// (ANSI 256-colour 16 and 231) so the code scans on dark terminal themes too.
     /// `inverted` draws light modules on dark instead.
-    public static func terminal(_ m: QRMatrix, inverted: Bool = false) -> String {
+    /// With `colours` false (NO_COLOR, or not a terminal) no escape sequence is written: the
+    /// half blocks draw the dark modules, which suits dark text on a light background, and with
+    /// `inverted` the light ones, for light text on a dark background.
+    public static func terminal(_ m: QRMatrix, inverted: Bool = false, colours: Bool = true) -> String {
         let q = quietZone
         let span = m.size + 2 * q
-        let colours = inverted ? "\u{1B}[38;5;231;48;5;16m" : "\u{1B}[38;5;16;48;5;231m"
+        let start = colours ? (inverted ? "\u{1B}[38;5;231;48;5;16m" : "\u{1B}[38;5;16;48;5;231m") : ""
+        let end = colours ? "\u{1B}[0m\n" : "\n"
+        // Coloured, the foreground is the dark colour (light when inverted); plain, the drawn
+        // blocks are the terminal's text colour, so inverting swaps which modules are drawn.
+        let drawLight = !colours && inverted
         var out = ""
         var y = 0
         while y < span {
-            out += colours
+            out += start
             for x in 0..<span {
-                let top = m[x - q, y - q]
-                let bottom = y + 1 < span && m[x - q, y + 1 - q]
+                let top = m[x - q, y - q] != drawLight
+                let bottom = y + 1 < span ? m[x - q, y + 1 - q] != drawLight : false
                 switch (top, bottom) {
                 case (true, true): out += "█"
                 case (true, false): out += "▀"
@@ -25,7 +32,7 @@ public enum QRRender {
                 case (false, false): out += " "
                 }
             }
-            out += "\u{1B}[0m\n"
+            out += end
             y += 2
         }
         return out

@@ -12,6 +12,10 @@ struct CardCommand: AsyncParsableCommand {
             personal; a share at level L includes the values at levels up to L. Without --level a value \
             gets its field's default: public for name, title, org and url; professional for email and \
             phone; personal for address, note and x- fields.
+
+            Examples:
+              meishi card set name "Mei Tanaka"
+              meishi card show
             """,
         subcommands: [CardSet.self, CardAdd.self, CardUnset.self, CardShow.self, CardExport.self, CardQR.self,
                       CardImportCommand.self, CardEdit.self])
@@ -19,7 +23,8 @@ struct CardCommand: AsyncParsableCommand {
 
 /// The field, value and level arguments of `card set` and `card add`.
 struct FieldValueArguments: ParsableArguments {
-    @Argument(help: ArgumentHelp("The field: name, title, org, email, phone, url, address, note or x-<word>.", valueName: "field"))
+    @Argument(help: ArgumentHelp("The field: name, title, org, email, phone, url, address, note or x-<word>.", valueName: "field"),
+              completion: .list(FieldName.standard))
     var field: String
 
     @Argument(help: ArgumentHelp("The value (UTF-8, at most 256 bytes).", valueName: "value"))

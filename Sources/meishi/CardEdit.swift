@@ -11,6 +11,9 @@ struct CardEdit: MeishiCommand {
             Opens your card as text, one value per line (FIELD [LEVEL]: VALUE). On save the card is \
             checked like 'card set' and 'card add'; on a mistake the editor opens again with the error \
             at the top. Saving an empty file, or leaving a mistake unchanged, keeps the card as it was.
+
+            Example:
+              EDITOR=nano meishi card edit
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -12,11 +12,14 @@ struct CardImportCommand: MeishiCommand {
             not have yet. Each value gets --level, else on a terminal you are asked (Enter keeps the \
             field's default), else the field's default. Values the card rules refuse are reported and left \
             out; the rest is saved.
+
+            Example:
+              meishi card import me.vcf --level professional
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The vCard file, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The vCard file, or - for standard input.", valueName: "file"), completion: .file())
     var file: String
 
     @Option(help: "Disclosure level of every imported value (default: asked on a terminal, else each field's default).")

@@ -8,7 +8,10 @@ enum QRFormat: String, ExpressibleByArgument, CaseIterable {
     case terminal, png, svg, text
 }
 
-extension QRErrorCorrection: ExpressibleByArgument {}
+extension QRErrorCorrection: ExpressibleByArgument {
+    /// `l`, `m`, `q`, `h` as well as upper case.
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+}
 
 struct CardQR: MeishiCommand {
     static let configuration = CommandConfiguration(
@@ -22,6 +25,10 @@ struct CardQR: MeishiCommand {
             (ES256) signed by a P-256 key the identity gains on first use (kept in solidarity.key, \
             protected like identity.key), naming your meishi DID in sameAs. \
             The format follows -o's extension (.png, .svg, .txt), else it is terminal.
+
+            Examples:
+              meishi card qr
+              meishi card qr --level public -o card.png
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -35,7 +42,7 @@ struct CardQR: MeishiCommand {
     @Option(help: "Output format (default: from -o's extension, else terminal).")
     var format: QRFormat?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
     @Option(help: "Error correction level: L, M, Q or H (default M; L with --solidarity).")
@@ -50,7 +57,8 @@ struct CardQR: MeishiCommand {
     @Flag(help: "Encode a card for the Solidarity app (ES256 JWS) instead of the meishi card.")
     var solidarity = false
 
-    @Flag(help: "Terminal: light modules on dark instead of dark on light.")
+    @Flag(help: ArgumentHelp("Terminal: draw for light text on a dark background.", discussion:
+        "Matters for plain output (NO_COLOR, or not a terminal), where the blocks take the text colour; with colours the code is drawn light on dark."))
     var invert = false
 
     func validate() throws {
@@ -58,62 +66,74 @@ struct CardQR: MeishiCommand {
         guard !(vcard && solidarity) else { throw ValidationError("choose one of --vcard and --solidarity") }
     }
 
-    var resolvedFormat: QRFormat {
+    /// --format, else -o's extension (an unknown one is refused), else terminal.
+    func resolvedFormat() throws -> QRFormat {
         if let format { return format }
-        switch output.map({ ($0 as NSString).pathExtension.lowercased() }) {
+        guard let output, output != "-" else { return .terminal }
+        switch (output as NSString).pathExtension.lowercased() {
         case "png": return .png
         case "svg": return .svg
         case "txt": return .text
-        default: return .terminal
+        default: throw MeishiFailure.unknownQRExtension(output)
         }
     }
 
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
-        let format = resolvedFormat
+        let format = try resolvedFormat()
+        if invert, format != .terminal { throw MeishiFailure.invertNeedsTerminal(format.rawValue) }
         if format == .png, output == nil, ctx.terminal.standardOutputIsTerminal {
             throw MeishiFailure("refusing to write PNG data to a terminal", hint: "use -o FILE, or -o - to write it to standard output",
                                 status: .usage)
         }
         let card = try session.cards.loadCard()
+        let only = try fields?.names
         let (text, mode) = solidarity
-            ? (try SolidarityService.issue(card: card, level: level, only: fields?.names, home: session.home,
+            ? (try SolidarityService.issue(card: card, level: level, only: only, home: session.home,
                                            passphrases: ctx.passphrases, now: ctx.unixNow), .utf8)
-            : try QRService.content(card: card, level: level, only: fields?.names, vcard: vcard, home: session.home,
+            : try QRService.content(card: card, level: level, only: only, vcard: vcard, home: session.home,
                                     passphrases: ctx.passphrases, now: ctx.unixNow)
         let ecc = ecc ?? (solidarity ? .L : .M)
+        let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         if format == .text {
             try FileOutput.write(Array(text.utf8) + [0x0A], to: output, console: ctx.out)
+            if let output, output != "-" { ctx.out.note("\(what) at level \(level.rawValue) as QR text, written to \(output)") }
             return
         }
-        let matrix = try QRService.matrix(text, mode: mode, correction: ecc)
+        let matrix = try Self.matrix(text, mode: mode, correction: ecc)
         let bytes: [UInt8]
         switch format {
         case .terminal:
-            if solidarity { try Self.checkFits(matrix, output: output, terminal: ctx.terminal) }
-            bytes = Array(QRRender.terminal(matrix, inverted: invert).utf8)
+            try Self.checkFits(matrix, output: output, ctx: ctx, canShareLess: level > .public || fields == nil)
+            bytes = Array(QRRender.terminal(matrix, inverted: invert, colours: ctx.usesColour && (output == nil || output == "-")).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
             do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiError.qr(error) }
         case .text: return
         }
         try FileOutput.write(bytes, to: output, console: ctx.out)
-        let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         ctx.out.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
     }
 }
 
 extension CardQR {
-    /// A Solidarity card is dense (QR version 30 or more): printed on a terminal smaller than the
-    /// code, it would wrap and not scan, so that is refused with the way out.
-    static func checkFits(_ matrix: QRMatrix, output: String?, terminal: TerminalIO) throws {
-        guard output == nil || output == "-", terminal.standardOutputIsTerminal, let columns = terminal.width else { return }
+    /// The QR matrix; content too large for a QR is said with the way out that fits `correction`.
+    static func matrix(_ text: String, mode: QREncoder.Mode, correction: QRErrorCorrection) throws -> QRMatrix {
+        do { return try QRService.matrix(text, mode: mode, correction: correction) } catch .qr(.contentTooLarge(let n)) {
+            throw MeishiFailure.qrTooLarge(characters: n, correction: correction)
+        }
+    }
+
+    /// A QR printed on a terminal smaller than the code would wrap and not scan, so that is
+    /// refused with the ways out (fewer values, or a picture file).
+    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, canShareLess: Bool = false,
+                          file: String = "write a picture: -o card.png") throws {
+        guard output == nil || output == "-", ctx.terminal.standardOutputIsTerminal, let columns = ctx.terminal.width else { return }
         let needed = QRRender.terminalColumns(matrix)
-        let rows = terminal.height
+        let rows = ctx.terminal.height
         guard needed > columns || rows.map({ (needed + 1) / 2 > $0 }) == true else { return }
-        throw MeishiFailure("the Solidarity QR (version \(matrix.version)) needs \(needed)x\((needed + 1) / 2) characters; "
-                            + "this terminal has \(columns)x\(rows.map(String.init) ?? "?")",
-                            hint: "write it to a file with -o card.png or -o card.svg, or enlarge the terminal", status: .usage)
+        throw MeishiFailure.qrDoesNotFit(version: matrix.version, columns: needed, rows: (needed + 1) / 2,
+                                         terminalColumns: columns, terminalRows: rows, canShareLess: canShareLess, file: file)
     }
 }

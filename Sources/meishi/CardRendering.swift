@@ -13,12 +13,19 @@ enum CardRendering {
         let ordered = fields.keys.sorted()
         let width = max(labelWidth, ordered.map(\.rawValue.count).max() ?? 0, rows.map(\.label.count).max() ?? 0)
         func row(_ label: String, _ value: String) -> String {
-            "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value + "\n"
+            "  " + DisplayWidth.padded(label, to: width) + "  " + value + "\n"
         }
         var out = ""
-        for name in ordered { for v in fields[name]! { out += row(name.rawValue, Console.safe(v)) } }
+        for name in ordered { for v in fields[name]! { out += row(name.rawValue, multiline(v, indent: width + 4)) } }
         for r in rows { out += row(r.label, r.value) }
         return String(out.dropLast())
+    }
+
+    /// A value of several lines (an address) with each line sanitised and the lines after the
+    /// first indented by `indent` columns, under the first.
+    static func multiline(_ value: String, indent: Int) -> String {
+        value.split(separator: "\n", omittingEmptySubsequences: false).map { Console.safe(String($0)) }
+            .joined(separator: "\n" + String(repeating: " ", count: indent))
     }
 
     /// The fields of a payload, keyed by name.
@@ -100,13 +107,20 @@ extension Console {
     /// A warning on stderr for each stored contact the new card may impersonate.
     func warnConflicts(_ outcome: StoreOutcome) {
         let c = outcome.contact
-        warnConflicts(Console.safe(c.name ?? c.did), outcome.conflicts, sharing: "name or email")
+        warnConflicts(c, who: Console.safe(c.name ?? c.did), outcome.conflicts, sharing: "name or email")
     }
 
-    /// A warning for each of `others`, whose name or values (`sharing`) the contact `who` uses.
-    func warnConflicts(_ who: String, _ others: [Contact], sharing: String) {
+    /// A warning for each of `others`, whose name or values (`sharing`) the contact `c` (shown as
+    /// `who`) shares. The newcomer is named as the possible impersonator: the contact first seen
+    /// later, which is not always the card that just arrived (the real Ken exchanging after a
+    /// fake one was stored).
+    func warnConflicts(_ c: Contact, who: String, _ others: [Contact], sharing: String) {
         for other in others {
-            warn("\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation")
+            if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
+                warn(MeishiFailure.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
+            } else {
+                warn(MeishiFailure.impersonating(who: who, other: other, sharing: sharing))
+            }
         }
     }
 }

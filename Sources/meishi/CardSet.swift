@@ -4,7 +4,12 @@ import MeishiKit
 
 struct CardSet: MeishiCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set", abstract: "Set a field to one value, replacing what it held.")
+        commandName: "set", abstract: "Set a field to one value, replacing what it held.",
+        discussion: """
+            Examples:
+              meishi card set name "Mei Tanaka"
+              meishi card set address "1-2-3 Shibuya" --level personal
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var arguments: FieldValueArguments
@@ -14,7 +19,9 @@ struct CardSet: MeishiCommand {
         try editCard(global, ctx) { card throws(CardError) in
             try card.set(field, arguments.value, level: arguments.level)
             let v = card.fields[field]![0]
-            return "\(field) = \(Console.safe(v.value)) (\(v.level.rawValue))"
+            let next = field == .name && card.valueCount == 1 ? "\n" + MeishiFailure.nextAfterName(global.home) : ""
+            let shown = CardRendering.multiline(v.value, indent: field.rawValue.count + 3)
+            return "\(field) = \(shown) (\(v.level.rawValue))" + next
         }
     }
 }

@@ -4,7 +4,12 @@ import MeishiKit
 
 struct CardShow: MeishiCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show your card, or what a share at a level discloses.")
+        commandName: "show", abstract: "Show your card, or what a share at a level discloses.",
+        discussion: """
+            Examples:
+              meishi card show
+              meishi card show --level public
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -41,12 +46,25 @@ struct CardShow: MeishiCommand {
                                                : "nothing on your card is shared at level \(level!.rawValue)")
             return
         }
-        let width = max(8, rows.map(\.field.rawValue.count).max() ?? 0)
+        // Field, value, level tag and E.164 form in columns; a value of several lines (an
+        // address) continues indented under its first line.
+        var table: [[String]] = []
         for r in rows {
-            var line = "  " + r.field.rawValue.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Console.safe(r.value.value)
-            line += "  [\(r.value.level.rawValue)]"
-            if let e = r.value.e164, e != r.value.value { line += "  (\(e))" }
-            ctx.out.line(line)
+            let lines = r.value.value.split(separator: "\n", omittingEmptySubsequences: false).map { Console.safe(String($0)) }
+            var row = [r.field.rawValue, lines[0], "[\(r.value.level.rawValue)]"]
+            if let e = r.value.e164, e != r.value.value { row.append("(\(e))") }
+            table.append(row)
+            for more in lines.dropFirst() { table.append(["", more]) }
         }
+        // A narrow terminal: the E.164 forms go first, then values are cut so the levels stay in view.
+        if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width,
+           DisplayWidth.table(table).contains(where: { DisplayWidth.of($0) + 2 > width }) {
+            table = table.map { Array($0.prefix(3)) }
+            let fieldWidth = table.map { DisplayWidth.of($0[0]) }.max() ?? 0
+            let levelWidth = table.map { $0.count > 2 ? DisplayWidth.of($0[2]) : 0 }.max() ?? 0
+            let room = max(8, width - 2 - fieldWidth - 2 - 2 - levelWidth)
+            table = table.map { row in var r = row; r[1] = DisplayWidth.truncated(r[1], to: room); return r }
+        }
+        for line in DisplayWidth.table(table) { ctx.out.line("  " + line) }
     }
 }

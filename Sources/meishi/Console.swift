@@ -40,6 +40,11 @@ struct Console: Sendable {
         standardError.write(Array("meishi: warning: \(TerminalText.sanitized(message))\n".utf8))
     }
 
+    /// A step `--verbose` reports.
+    func debug(_ message: String) {
+        standardError.write(Array("meishi: debug: \(TerminalText.sanitized(message))\n".utf8))
+    }
+
     func note(_ message: String) {
         standardError.write(Array("meishi: \(TerminalText.sanitized(message))\n".utf8))
     }

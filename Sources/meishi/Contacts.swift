@@ -10,6 +10,10 @@ struct Contacts: AsyncParsableCommand {
             A contact is keyed by its DID. Trust is 'met' (exchanged in person with a confirmed code), \
             'signed' (valid signature, not met) or 'unsigned' (imported). A REF is a contact id, a DID \
             or unique DID prefix, or a unique name match.
+
+            Examples:
+              meishi contacts list
+              meishi contacts show ken
             """,
         subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self,
                       ContactsImport.self, ContactsExport.self, ContactsShare.self])

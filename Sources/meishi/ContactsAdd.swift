@@ -7,11 +7,16 @@ struct ContactsAdd: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Verify a signed card and store it as a 'signed' contact.",
-        discussion: "A newer card from a known DID replaces the stored fields; an older one never does.")
+        discussion: """
+            A newer card from a known DID replaces the stored fields; an older one never does.
+
+            Example:
+              meishi contacts add ken.json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The payload file, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The payload file, or - for standard input.", valueName: "file"), completion: .file())
     var file: String
 
     @Flag(help: "Print the result as JSON.")
@@ -19,7 +24,7 @@ struct ContactsAdd: MeishiCommand {
 
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
-        let data = try ctx.read(file, limit: ProximityPayload.maximumEncodedSize)
+        let data = try ctx.readAtMost(file, limit: ProximityPayload.maximumEncodedSize)
         let card: VerifiedCard
         do { card = try CardVerifier(clock: ctx.unixClock).verify(data) } catch { throw MeishiError.payload(error) }
         let outcome = try session.contacts.add(card, trust: .signed, source: file == "-" ? "stdin" : "file", now: ctx.unixNow)

@@ -14,6 +14,10 @@ struct ContactsExport: MeishiCommand {
             urn:uuid), X-MEISHI-DID and X-MEISHI-TRUST for meishi, and what an imported vCard held \
             beyond meishi's fields written back. A vCard carries no signature: to pass on a verified \
             card, use 'meishi contacts share'.
+
+            Examples:
+              meishi contacts export -o all.vcf
+              meishi contacts export --vcard-version 3.0 ken -o ken.vcf
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -22,7 +26,8 @@ struct ContactsExport: MeishiCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contacts to export (id, DID or unique DID prefix, or unique name match); all when none.", valueName: "ref"))
+    @Argument(help: ArgumentHelp("Contacts to export (id, DID or unique DID prefix, or unique name match); all when none.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
     var refs: [String] = []
 
     @Option(help: "Output format.")
@@ -31,7 +36,7 @@ struct ContactsExport: MeishiCommand {
     @Option(name: .customLong("vcard-version"), help: ArgumentHelp("vCard version: 4.0 or 3.0.", valueName: "version"))
     var vcardVersion: String = VCardVersion.v4.rawValue
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
     func validate() throws {

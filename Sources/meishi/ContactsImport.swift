@@ -17,11 +17,15 @@ struct ContactsImport: MeishiCommand {
             name, email or phone under another or no DID is kept apart and flagged as a possible \
             impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
             exit 65 when any card was lost to one.
+
+            Examples:
+              meishi contacts import --dry-run phone-export.vcf
+              meishi contacts import ~/.contacts/*.vcf
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("vCard files, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("vCard files, or - for standard input.", valueName: "file"), completion: .file())
     var files: [String]
 
     @Flag(help: "Show what would be imported, merged or skipped; store nothing.")
@@ -67,7 +71,7 @@ struct ContactsImport: MeishiCommand {
             cards.append(.object(obj))
             let c = outcome.contact
             if case .imported(_, let conflicts) = outcome, c.id != nil {
-                out.warnConflicts(who, conflicts, sharing: "name, email or phone")
+                out.warnConflicts(c, who: who, conflicts, sharing: "name, email or phone")
             }
             guard !json else { continue }
             switch outcome {

@@ -4,7 +4,12 @@ import MeishiKit
 import MeishiStore
 
 struct ContactsList: MeishiCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.",
+        discussion: """
+            Examples:
+              meishi contacts list
+              meishi contacts list --trust met --search example
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -14,7 +19,8 @@ struct ContactsList: MeishiCommand {
     @Option(help: ArgumentHelp("Only contacts whose name, org, DID, email or phone contains TEXT.", valueName: "text"))
     var search: String?
 
-    @Option(help: "At most N contacts.")
+    // Unconditional: `--limit -1` is a value to refuse, not an option.
+    @Option(parsing: .unconditional, help: "At most N contacts.")
     var limit: Int?
 
     @Flag(help: "Print the result as JSON.")
@@ -36,20 +42,25 @@ struct ContactsList: MeishiCommand {
             ctx.out.note(search == nil && trust == nil ? "no contacts yet" : "no contacts match")
             return
         }
+        // On a terminal long cells are cut to keep rows on one line; piped, every DID is whole.
+        let cut = ctx.terminal.standardOutputIsTerminal
         let rows = found.map { c in
-            ["#\(c.id ?? 0)", cell(c.name ?? "-", 28), cell(c.org ?? "-", 20), c.trust.rawValue,
-             String(CardRendering.date(c.lastSeen).prefix(10)), String(c.did.prefix(20)) + "…"]
+            ["#\(c.id ?? 0)", cell(c.name ?? "-", 28, cut), cell(c.org ?? "-", 20, cut),
+             c.trust.rawValue + (c.conflictIDs.isEmpty ? "" : " !"),
+             String(CardRendering.date(c.lastSeen).prefix(10)), cut ? String(c.did.prefix(20)) + "…" : c.did]
         }
-        let header = ["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]
-        let widths = (0..<header.count).map { i in ([header] + rows).map { $0[i].count }.max()! }
-        for r in [header] + rows {
-            ctx.out.line(zip(r, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                .trimmingCharacters(in: .whitespaces))
+        var table = [["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]] + rows
+        // A narrow terminal drops columns (DID, then LAST SEEN, then ORG) rather than wrap rows.
+        if cut, let width = ctx.terminal.width {
+            for column in [5, 4, 2] where DisplayWidth.table(table).contains(where: { DisplayWidth.of($0) > width }) {
+                table = table.map { var r = $0; r.remove(at: column); return r }
+            }
         }
+        for line in DisplayWidth.table(table) { ctx.out.line(line) }
+        if found.contains(where: { !$0.conflictIDs.isEmpty }) { ctx.out.line(MeishiFailure.flaggedLegend) }
     }
 
-    private func cell(_ s: String, _ width: Int) -> String {
-        let safe = Console.safe(s)
-        return safe.count > width ? String(safe.prefix(width - 1)) + "…" : safe
+    private func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
+        cut ? DisplayWidth.truncated(Console.safe(s), to: width) : Console.safe(s)
     }
 }

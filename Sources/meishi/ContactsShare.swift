@@ -14,17 +14,22 @@ struct ContactsShare: MeishiCommand {
             (MEISHI1:…), shown as a QR code on a terminal. Whoever receives it checks the original \
             signature with 'meishi verify' or 'meishi scan', and stores it as 'signed', never 'met'. \
             Unsigned contacts have no signed card: use 'meishi contacts export'.
+
+            Examples:
+              meishi contacts share ken --qr
+              meishi contacts share ken -o ken.json
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"))
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
     var ref: String
 
     @Flag(help: "The QR text form (a QR code when standard output is a terminal and no -o).")
     var qr = false
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
     func run(_ ctx: Context) throws {
@@ -34,7 +39,9 @@ struct ContactsShare: MeishiCommand {
         if qr {
             let text = CardQRText.encode(payload)
             if output == nil, ctx.terminal.standardOutputIsTerminal {
-                bytes = Array(QRRender.terminal(try QRService.matrix(text, mode: .alphanumeric, correction: .M), inverted: false).utf8)
+                let matrix = try CardQR.matrix(text, mode: .alphanumeric, correction: .M)
+                try CardQR.checkFits(matrix, output: output, ctx: ctx, file: "pass on the signed card as a file: -o card.json")
+                bytes = Array(QRRender.terminal(matrix, colours: ctx.usesColour).utf8)
             } else {
                 bytes = Array(text.utf8) + [0x0A]
             }

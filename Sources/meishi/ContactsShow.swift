@@ -4,11 +4,17 @@ import MeishiKit
 import MeishiStore
 
 struct ContactsShow: MeishiCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact.")
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact.",
+        discussion: """
+            Examples:
+              meishi contacts show ken
+              meishi contacts show 3 --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"))
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
     var ref: String
 
     @Flag(help: "Print the result as JSON.")

@@ -62,17 +62,29 @@ struct Context: Sendable {
         return p.terminationStatus
     }
 
+    /// Colours and other escape sequences on standard output: only on a terminal, and never with
+    /// NO_COLOR set (no-color.org).
+    var usesColour: Bool { terminal.standardOutputIsTerminal && (environment["NO_COLOR"] ?? "").isEmpty }
+
     var now: Date { clock() }
     /// The current time in Unix seconds.
     var unixNow: Int64 { Int64(clock().timeIntervalSince1970) }
     var unixClock: @Sendable () -> Int64 { { [clock] in Int64(clock().timeIntervalSince1970) } }
 
     var out: Console { Console(standardOutput: standardOutput, standardError: standardError) }
-    var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment, terminal: terminal) }
+    var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment, terminal: terminal, console: out) }
 
     /// A file's bytes, or standard input's for "-".
     func read(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
         path == "-" ? try readStandardInput(limit) : try SecureFile.read(path, limit: limit)
+    }
+
+    /// A file's bytes, or standard input's for "-"; more than `limit` bytes is `fileTooLarge`
+    /// (its real size is never guessed from the `limit + 1` bytes read).
+    func readAtMost(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
+        let bytes = try read(path, limit: limit)
+        guard bytes.count <= limit else { throw .fileTooLarge(path: path == "-" ? "standard input" : path, limit: limit) }
+        return bytes
     }
 }
 
@@ -89,12 +101,26 @@ extension MeishiCommand {
 struct HomeSession {
     let ctx: Context
     let home: Home
+    /// --verbose: say what each step does on standard error.
+    var verbose = false
+
+    /// A `meishi: debug: …` line on standard error with --verbose.
+    func step(_ text: @autoclosure () -> String) {
+        if verbose { ctx.out.debug(text()) }
+    }
 
     var identities: IdentityStore { IdentityStore(home: home) }
-    var cards: CardService { CardService(home: home) }
-    var contacts: ContactsService { ContactsService(home: home) }
+    var cards: CardService {
+        step("card \(home.cardPath)")
+        return CardService(home: home)
+    }
+    var contacts: ContactsService {
+        step("contacts \(home.databasePath)")
+        return ContactsService(home: home)
+    }
 
     func loadIdentity() throws(MeishiError) -> Identity {
-        try identities.load(passphrases: ctx.passphrases)
+        step("secret key \(home.secretKeyPath)")
+        return try identities.load(passphrases: ctx.passphrases)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import MeishiCard
 import MeishiCrypto
 import MeishiKit
@@ -15,14 +16,17 @@ extension MeishiFailure {
         case .cannotRead(let path, let reason, let missing):
             self.init("cannot read \(path): \(reason)", hint: missing ? "check the path" : nil, status: .noInput)
         case .isDirectory(let path): self.init("cannot read \(path): it is a directory", status: .noInput)
-        case .cannotWrite(let path, let reason): self.init("cannot write \(path): \(reason)", status: .failure)
+        case .cannotWrite(let path, let reason):
+            self.init("cannot write \(path): \(reason)", hint: SecureFile.isDirectory(path) ? "name a file inside it: -o \(path)/NAME" : nil,
+                      status: .failure)
         case .alreadyExists(let path): self.init("\(path) already exists", status: .failure)
         case .homeNotDirectory(let path): self.init("\(path) is not a directory", status: .usage)
         case .cannotCreateHome(let path, let reason): self.init("cannot create \(path): \(reason)", status: .failure)
         case .noHome:
             self.init("cannot find a home for meishi: HOME is not set", hint: "pass --home DIR or set MEISHI_HOME", status: .usage)
         case .noIdentity(let home):
-            self.init("no identity in \(home)", hint: "run 'meishi init' first (or pass --home DIR)", status: .noInput)
+            self.init("no identity in \(home)", hint: "run 'meishi init' to create one there, or check --home and MEISHI_HOME",
+                      status: .noInput)
         case .identityExists(let home):
             self.init("an identity already exists in \(home)",
                       hint: "use 'meishi init --force' to replace it (the old key is kept as a backup)", status: .failure)
@@ -43,7 +47,8 @@ extension MeishiFailure {
             self.init("the secret key is encrypted and no passphrase was given",
                       hint: "set MEISHI_PASSPHRASE or run meishi on a terminal", status: .permission)
         case .emptyPassphrase: self.init("the passphrase is empty", status: .usage)
-        case .passphrasesDiffer: self.init("the passphrases do not match", status: .usage)
+        case .passphrasesDiffer:
+            self.init("the passphrases do not match; nothing was changed", hint: "type the same passphrase twice", status: .permission)
         case .wrongPassphrase(let path): self.init("wrong passphrase for \(path)", status: .permission)
         case .cannotDecrypt(let path, let why): self.init("cannot decrypt \(path): \(why)", status: .permission)
         case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
@@ -59,7 +64,8 @@ extension MeishiFailure {
         case .ownCard: self.init("that is your own card", status: .dataError)
         case .ownSolidarityCard: self.init("that is your own Solidarity card", status: .dataError)
         case .fileTooLarge(let path, let limit):
-            self.init("\(path) is larger than \(limit >> 20) MiB", hint: "split the file", status: .dataError)
+            self.init("\(path) is larger than \(Self.size(limit)), the most meishi reads there",
+                      hint: limit < 1 << 20 ? "is it the right file?" : "split the file", status: .dataError)
         case .vcard(let path, let problem): self.init("\(path):\(problem.line): \(problem.description)", status: .dataError)
         case .notOneCard(let path, let count):
             self.init("\(path) holds \(count) cards; your card is filled from one",
@@ -98,13 +104,19 @@ extension MeishiFailure {
             self.init("\"\(v)\" is not an email address", hint: "expected name@example.org", status: .dataError)
         case .invalidPhone(let v):
             self.init("\"\(v)\" is not a phone number",
-                      hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678", status: .dataError)
+                      hint: "digits, spaces, ( ) - . / and an optional leading +, e.g. +81 90 1234 5678 (an extension: ext 12)",
+                      status: .dataError)
         case .invalidURL(let v):
             self.init("\"\(v)\" is not a URL", hint: "include the scheme, e.g. https://\(v)",
                       status: .dataError)
-        case .duplicateValue(let f): self.init("your card already has that \(f)", status: .dataError)
+        case .duplicateValue(let f):
+            self.init("your card already has that \(f)", hint: "to change its level: meishi card add \(f) VALUE --level LEVEL",
+                      status: .dataError)
         case .noSuchField(let f): self.init("your card has no \(f)", status: .failure)
         case .noSuchValue(let f): self.init("your card has no \(f) with that value", hint: "see 'meishi card show'", status: .failure)
+        case .severalValues(let f, let values):
+            self.init("your card has \(values.count) \(f) values: " + values.map { "\"\($0)\"" }.joined(separator: ", "),
+                      hint: "name the one to remove: meishi card unset \(f) VALUE", status: .usage)
         case .noName: self.init("your card has no name", hint: "meishi card set name \"Your Name\"", status: .dataError)
         case .nameNotShared(let level):
             self.init("your name is not shared at level \(level.rawValue)",
@@ -240,6 +252,152 @@ extension MeishiFailure {
             let f = MeishiFailure(e)
             return f.message + (f.hint.map { " (\($0))" } ?? "")
         }
+    }
+}
+
+extension MeishiFailure {
+    /// `16 KiB`, `8 MiB`, or bytes.
+    static func size(_ bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
+    }
+}
+
+/// Command-line mistakes: a word that names no command, a usage error from argument parser.
+extension MeishiFailure {
+    static func unknownCommand(_ word: String, under path: [String], suggestions: [String]) -> MeishiFailure {
+        let under = (["meishi"] + path).joined(separator: " ")
+        let hint = suggestions.isEmpty ? "see '\(under) --help' for the commands"
+            : "did you mean " + suggestions.map { "'\(under) \($0)'" }.joined(separator: " or ") + "?"
+        return MeishiFailure("'\(word)' is not a command of '\(under)'", hint: hint, status: .usage)
+    }
+
+    /// argument parser's message, lowercased, with a pointer to the command's help.
+    static func usage(_ text: String, command: [String], status: ExitStatus) -> MeishiFailure {
+        var message = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let first = message.first { message = first.lowercased() + message.dropFirst() }
+        let help = "see '\((["meishi"] + command).joined(separator: " ")) --help'"
+        // "The value 'x' is invalid for '--trust <trust>'. Please provide one of 'a', 'b' or 'c'." → one line and a hint.
+        if let m = message.firstMatch(of: /^the value '(.*)' is invalid for '(-[^ ']+)[^']*'\. Please provide one of (.*)\.$/) {
+            return MeishiFailure("\(m.2) cannot be '\(m.1)'", hint: "choose one of \(m.3)", status: status)
+        }
+        return MeishiFailure(message, hint: help, status: status)
+    }
+}
+
+/// `card qr` and `contacts share --qr`.
+extension MeishiFailure {
+    static func unknownQRExtension(_ path: String) -> MeishiFailure {
+        MeishiFailure("cannot tell the QR format from \(path): meishi writes .png, .svg and .txt",
+                      hint: "name the file card.png, card.svg or card.txt, or pass --format", status: .usage)
+    }
+
+    static func invertNeedsTerminal(_ format: String) -> MeishiFailure {
+        MeishiFailure("--invert is for the terminal QR; a \(format) file is always dark on light",
+                      hint: "leave out --invert", status: .usage)
+    }
+
+    static func qrTooLarge(characters: Int, correction: QRErrorCorrection) -> MeishiFailure {
+        MeishiFailure("the card (\(characters) characters) does not fit in a QR code at ECC \(correction.rawValue)",
+                      hint: correction == .L ? "share less: --level public, or fewer fields with --fields name,email"
+                                             : "share less with --level public or --fields name,email, or use --ecc L",
+                      status: .dataError)
+    }
+
+    /// `canShareLess`: the share is above public, or takes every field.
+    /// `file`: the way to a file instead (a picture for `card qr`, the signed card for `contacts share`).
+    static func qrDoesNotFit(version: Int, columns: Int, rows: Int, terminalColumns: Int, terminalRows: Int?,
+                             canShareLess: Bool, file: String = "write a picture: -o card.png") -> MeishiFailure {
+        MeishiFailure("the QR (version \(version)) needs \(columns)x\(rows) characters; this terminal has "
+                      + "\(terminalColumns)x\(terminalRows.map(String.init) ?? "?"), and a code cut or wrapped does not scan",
+                      hint: "enlarge the terminal (or a smaller font) to \(columns)x\(rows)"
+                        + (canShareLess ? ", share less with --level public or --fields name,email," : ",")
+                        + " or " + file,
+                      status: .usage)
+    }
+}
+
+/// Notes on the way: waiting for input, a code that is not a card beside one that is.
+extension MeishiFailure {
+    static func waitingForStandardInput(_ what: String) -> String {
+        "waiting for \(what) on standard input (Ctrl-D ends it; e.g. meishi scan - < photo.png)"
+    }
+
+    static func otherCodeBesideCard(file: String, text: String) -> String {
+        let preview = text.count > 80 ? String(text.prefix(80)) + "…" : text
+        return "\(file): also holds a QR code that is not a card, left alone: \"\(Console.safe(preview))\""
+    }
+}
+
+/// Lines printed under tables.
+extension MeishiFailure {
+    /// After the first `card set name`: what to do next.
+    /// `meishi` as the person runs it: with `--home DIR` when they gave one.
+    static func meishi(_ home: String?) -> String {
+        guard let home else { return "meishi" }
+        return "meishi --home " + (home.contains(where: { " '\"$\\".contains($0) }) ? "'\(home.replacingOccurrences(of: "'", with: "'\\''"))'" : home)
+    }
+
+    static func nextAfterName(_ home: String?) -> String {
+        let m = meishi(home)
+        return """
+            next: \(m) card add email you@example.org   (then: \(m) card show)
+            then: \(m) exchange with someone nearby, or \(m) card qr to show your card
+            """
+    }
+
+    static func nextAfterInit(_ home: String?) -> String { "next: \(meishi(home)) card set name \"Your Name\"" }
+
+    static let flaggedLegend = "! possible impersonation: uses the name or email of another contact (see 'meishi contacts show ID')"
+}
+
+/// Possible impersonation, naming the newcomer.
+extension MeishiFailure {
+    /// `who` (just stored) is the newcomer.
+    static func impersonating(who: String, other: Contact, sharing: String) -> String {
+        "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
+    }
+
+    /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.
+    static func impersonatedBy(other: Contact, of who: String, id: Int64, sharing: String) -> String {
+        "contact #\(other.id ?? 0) \(Console.safe(other.name ?? other.did)) (\(other.did)), stored later, uses the same \(sharing) as "
+            + "\(who) (#\(id)) under a different key: #\(other.id ?? 0) may be impersonating them"
+    }
+}
+
+/// Passphrases and the identity's key files.
+extension MeishiFailure {
+    /// Passphrases a person at a terminal may try on one key.
+    static let passphraseTries = 3
+    /// Shorter new passphrases get a warning.
+    static let shortPassphrase = 8
+
+    static func passphrasePrompt(_ path: String, attempt: Int) -> String {
+        attempt == 1 ? "passphrase for \(path): " : "wrong passphrase, try again (\(attempt) of \(passphraseTries)): "
+    }
+
+    static func passphraseIsShort(_ characters: Int) -> String {
+        "the passphrase has \(characters) character\(characters == 1 ? "" : "s"); \(shortPassphrase) or more, or a few words, resist guessing far better"
+    }
+
+    static let passphraseNeedsTerminal = MeishiFailure("a new passphrase needs a terminal or MEISHI_NEW_PASSPHRASE",
+                                                       hint: "run it on a terminal, or set MEISHI_NEW_PASSPHRASE", status: .usage)
+
+    static let alreadyEncrypted = MeishiFailure("the secret key already has a passphrase", hint: "meishi passphrase change", status: .usage)
+    static let noPassphraseToRemove = MeishiFailure("the secret key has no passphrase: nothing to remove", status: .failure)
+    static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
+
+    static let identityFileNotACard = "that is a meishi identity file (or backup), not a card: 'meishi card export' writes your card"
+
+    static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
+}
+
+extension MeishiFailure {
+    /// An empty file, or nothing on standard input.
+    static func emptyInput(_ file: String) -> MeishiFailure {
+        file == "-" ? MeishiFailure("nothing arrived on standard input", hint: "pipe an image in: meishi scan - < photo.png", status: .noInput)
+                    : MeishiFailure("\(file) is empty", status: .dataError)
     }
 }
 

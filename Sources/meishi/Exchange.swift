@@ -20,6 +20,10 @@ struct Exchange: MeishiCommand {
             and, once both sides have acknowledged, stored with trust 'met'. A mismatch or a 'no' stores \
             nothing on either side. Three pairings abandoned after a code could be computed end the run with \
             exit 76: someone may be trying codes.
+
+            Examples:
+              meishi exchange
+              meishi exchange --code
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -168,6 +172,8 @@ struct Exchange: MeishiCommand {
         } else {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
         }
+        session.step(listen ? "listening for the other side over TCP" : peer.map { "dialling \($0)" }
+                     ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json
         let out = ctx.out
         let spinner = Spinner(enabled: !quiet && terminal.standardErrorIsTerminal, sink: ctx.standardError,
@@ -190,7 +196,7 @@ struct Exchange: MeishiCommand {
         let outcome: ExchangeService.Outcome
         do {
             outcome = try await ExchangeService(home: session.home).run(
-                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: fields?.names,
+                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
                 timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
                 friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
                 clock: ctx.unixClock,

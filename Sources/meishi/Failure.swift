@@ -1,3 +1,5 @@
+import MeishiCard
+
 /// Process exit statuses (sysexits.h), documented in the man page.
 enum ExitStatus: Int32, Sendable {
     case ok = 0
@@ -23,17 +25,30 @@ struct MeishiFailure: Error, Equatable, Sendable, CustomStringConvertible {
     var message: String
     var hint: String?
     var status: ExitStatus
+    /// More members for the `--json` error document (a verdict, a reason), beside error, hint, status.
+    var details: [String: JSONValue] = [:]
 
-    init(_ message: String, hint: String? = nil, status: ExitStatus = .failure) {
+    init(_ message: String, hint: String? = nil, status: ExitStatus = .failure, details: [String: JSONValue] = [:]) {
         self.message = message
         self.hint = hint
         self.status = status
+        self.details = details
+    }
+
+    /// The JSON error document `--json` prints on standard output: `{"error", "hint", "status"}`.
+    var jsonDocument: JSONValue {
+        var doc = details
+        doc["error"] = .string(message)
+        doc["hint"] = hint.map(JSONValue.string) ?? .null
+        doc["status"] = .number(Double(status.rawValue))
+        return .object(doc)
     }
 
     var description: String { message }
 
     /// The same failure with `context` ("card.png") before its message.
     func located(_ context: String) -> MeishiFailure {
-        MeishiFailure("\(context): \(message)", hint: hint, status: status)
+        // A message that names the file already ("cannot read x.png: …") is not prefixed again.
+        message.contains(context + ":") || message.hasPrefix(context + " ") ? self : MeishiFailure("\(context): \(message)", hint: hint, status: status, details: details)
     }
 }

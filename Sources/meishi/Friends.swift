@@ -45,7 +45,8 @@ struct FriendsCommon: MeishiCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"))
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
     var ref: String
 
     @Flag(help: "Print the result as JSON.")

@@ -1,11 +1,19 @@
 import ArgumentParser
+import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
 struct Id: MeishiCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show your DID, fingerprint and key file.",
-        discussion: "Reads only the public identity: no passphrase is needed.")
+        discussion: """
+            Reads only the public identity: no passphrase is needed.
+
+            Examples:
+              meishi id
+              meishi id export -o meishi-backup.json
+            """,
+        subcommands: [IdExport.self])
 
     @OptionGroup var global: GlobalOptions
 
@@ -31,5 +39,42 @@ struct Id: MeishiCommand {
             fingerprint  \(pub.fingerprint)
             secret key   \(session.home.secretKeyPath)\(encrypted ? " (encrypted)" : "")
             """)
+    }
+}
+
+struct IdExport: MeishiCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write an encrypted backup of your identity.",
+        discussion: """
+            The backup holds your secret key sealed under a passphrase (Argon2id + \
+            XChaCha20-Poly1305) asked twice, or taken from MEISHI_NEW_PASSPHRASE; your current \
+            passphrase is asked first when the key has one. Restore it with 'meishi init --restore \
+            FILE'. The Solidarity key is not in it: a new one is made on next use.
+
+            Example:
+              meishi id export -o meishi-backup.json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE (mode 0600) instead of standard output.", valueName: "file"),
+            completion: .file())
+    var output: String?
+
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        let (_, current) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
+        var asking = ctx.passphrases
+        asking.newPrompt = "passphrase for the backup"
+        guard let backupPassphrase = try asking.newPassphrase() else { throw MeishiFailure.passphraseNeedsTerminal }
+        var bytes = try session.identities.backup(passphrases: GivenPassphrases(value: current), backupPassphrase: backupPassphrase, now: ctx.unixNow)
+        defer { wipe(&bytes) }
+        if let output, output != "-" {
+            try SecureFile.write(bytes, to: output, mode: 0o600)
+            ctx.out.note("wrote an encrypted backup of \(try session.identities.loadPublic().did) to \(output)")
+        } else {
+            ctx.out.bytes(bytes)
+        }
     }
 }

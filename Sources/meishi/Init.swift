@@ -1,4 +1,5 @@
 import ArgumentParser
+import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
@@ -8,6 +9,11 @@ struct Init: MeishiCommand {
         discussion: """
             The keys are written to identity.key (mode 0600, never overwritten) and the public half \
             to identity.json in the meishi home, which is created with mode 0700.
+
+            Examples:
+              meishi init
+              meishi init --passphrase
+              meishi init --restore meishi-backup.json
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -19,13 +25,21 @@ struct Init: MeishiCommand {
     @Flag(help: "Replace an existing identity; the old key files are kept as *.bak-<time>.")
     var force = false
 
+    @Option(help: ArgumentHelp("Restore the identity from a backup made by 'meishi id export' (its passphrase is asked).",
+                               valueName: "file"), completion: .file())
+    var restore: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func run(_ ctx: Context) throws {
-        let session = try global.session(ctx)
+        let session = try global.session(ctx, needsIdentity: false)
         // Refuse before asking for a passphrase that would not be used.
         if !force { try session.identities.refuseExisting() }
+        if let restore {
+            try restoreIdentity(from: restore, session, ctx)
+            return
+        }
         let secret = passphrase ? try ctx.passphrases.newPassphrase() : nil
         if passphrase, secret == nil {
             throw MeishiFailure("--passphrase needs a terminal or MEISHI_PASSPHRASE",
@@ -47,7 +61,32 @@ struct Init: MeishiCommand {
             created identity \(pub.did)
             fingerprint  \(pub.fingerprint)
             secret key   \(session.home.secretKeyPath)\(passphrase ? " (encrypted)" : "")
-            next: meishi card set name "Your Name"
+            \(MeishiFailure.nextAfterInit(global.home))
+            """)
+    }
+
+    /// `--restore FILE`: the backup's identity, its key sealed under the backup's passphrase.
+    private func restoreIdentity(from file: String, _ session: HomeSession, _ ctx: Context) throws {
+        var bytes = try ctx.readAtMost(file, limit: 4096)
+        defer { wipe(&bytes) }
+        let (identity, backup) = try session.identities.restore(bytes, path: file, passphrases: ctx.passphrases, force: force,
+                                                                now: ctx.unixNow)
+        let pub = identity.publicIdentity
+        let encrypted = try session.identities.isEncrypted()
+        if json {
+            var obj: [String: JSONValue] = [
+                "did": .string(pub.did), "fingerprint": .string(pub.fingerprint), "restoredFrom": .string(file),
+                "keyFile": .string(session.home.secretKeyPath), "encrypted": .bool(encrypted),
+            ]
+            if let backup { obj["backup"] = .string(backup) }
+            ctx.out.json(.object(obj))
+            return
+        }
+        if let backup { ctx.out.note("previous key kept as \(backup)") }
+        ctx.out.line("""
+            restored identity \(pub.did)
+            fingerprint  \(pub.fingerprint)
+            secret key   \(session.home.secretKeyPath)\(encrypted ? " (encrypted with the backup's passphrase)" : "")
             """)
     }
 }

@@ -13,9 +13,14 @@ struct Meishi: AsyncParsableCommand {
             meishi keeps one identity (an Ed25519 did:key) and one card per person. Cards travel as \
             signed ProximityPayloads that anyone can verify, and verified contacts are kept in a \
             local SQLite store.
+
+            Examples:
+              meishi init && meishi card set name "Mei Tanaka"
+              meishi exchange
             """,
         version: version,
-        subcommands: [Init.self, Id.self, CardCommand.self, Verify.self, Scan.self, Exchange.self, Contacts.self, Friends.self])
+        subcommands: [Init.self, Id.self, PassphraseCommand.self, CardCommand.self, Verify.self, Scan.self, Exchange.self,
+                      Contacts.self, Friends.self])
 
     static func main() async {
         Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst()), in: Context.live()))
@@ -36,6 +41,15 @@ struct Meishi: AsyncParsableCommand {
     /// Moves global options written before the subcommand (`meishi --home X init`) after it,
     /// where every subcommand accepts them.
     static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+        let (globals, rest) = leadingGlobalOptions(arguments)
+        guard !globals.isEmpty else { return arguments }
+        let path = commandPath(Array(rest))
+        guard !path.isEmpty else { return arguments }
+        return path + globals + rest.dropFirst(path.count)
+    }
+
+    /// The global options at the start of `arguments` (`--home X`, `--home=X`, `-v`), and the rest.
+    static func leadingGlobalOptions(_ arguments: [String]) -> (globals: [String], rest: ArraySlice<String>) {
         var globals: [String] = []
         var rest = arguments[...]
         while let first = rest.first {
@@ -49,17 +63,15 @@ struct Meishi: AsyncParsableCommand {
                 break
             }
         }
-        guard !globals.isEmpty else { return arguments }
-        let path = commandPath(Array(rest))
-        guard !path.isEmpty else { return arguments }
-        return path + globals + rest.dropFirst(path.count)
+        return (globals, rest)
     }
 
     /// The first word that should name a command and names none, with the commands it could have
     /// meant: `meishi crad show` → ("crad", ["card"], []), `meishi help nosuch` likewise. Nil when
     /// every word up to the first option or argument names a command.
     static func unknownCommand(_ arguments: [String]) -> (word: String, path: [String], suggestions: [String])? {
-        var words = arguments[...]
+        // Global options before the command (`meishi --home X crad`) are not commands.
+        var words = leadingGlobalOptions(arguments).rest
         if words.first == "help" { words = words.dropFirst() }
         var level: [ParsableCommand.Type] = configuration.subcommands
         var path: [String] = []
@@ -100,13 +112,15 @@ struct Meishi: AsyncParsableCommand {
     /// the exit status. Tests call it in-process with a recording context.
     static func run(arguments: [String], in ctx: Context) async -> Int32 {
         let out = ctx.out
-        if let unknown = unknownCommand(arguments) {
-            let under = (["meishi"] + unknown.path).joined(separator: " ")
-            let hint = unknown.suggestions.isEmpty ? "see '\(under) --help' for the commands"
-                : "did you mean " + unknown.suggestions.map { "'\(under) \($0)'" }.joined(separator: " or ") + "?"
-            out.report(MeishiFailure("'\(Console.safe(unknown.word))' is not a command of '\(under)'", hint: hint, status: .usage))
-            return ExitStatus.usage.rawValue
+        // With --json, a failure is also one JSON document on standard output, so scripts never
+        // parse standard error; this is the one place failures become output.
+        let wantsJSON = arguments.prefix { $0 != "--" }.contains("--json")
+        func fail(_ failure: MeishiFailure) -> Int32 {
+            out.report(failure)
+            if wantsJSON { out.json(failure.jsonDocument) }
+            return failure.status.rawValue
         }
+        if let unknown = unknownCommand(arguments) { return fail(.unknownCommand(unknown.word, under: unknown.path, suggestions: unknown.suggestions)) }
         do {
             var command = try parseAsRoot(Exchange.expandingBareCode(hoistingGlobalOptions(arguments)))
             if let meishiCommand = command as? any MeishiCommand {
@@ -117,12 +131,9 @@ struct Meishi: AsyncParsableCommand {
             }
             return 0
         } catch let failure as MeishiFailure {
-            out.report(failure)
-            return failure.status.rawValue
+            return fail(failure)
         } catch let error as MeishiError {
-            let failure = MeishiFailure(error)
-            out.report(failure)
-            return failure.status.rawValue
+            return fail(MeishiFailure(error))
         } catch let code as ExitCode {
             return code.rawValue
         } catch {
@@ -131,12 +142,8 @@ struct Meishi: AsyncParsableCommand {
                 out.line(fullMessage(for: error))
                 return 0
             }
-            var message = message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
-            if let first = message.first { message = first.lowercased() + message.dropFirst() }
-            let sub = commandPath(arguments).map { " " + $0 }.joined()
-            out.report(MeishiFailure(message, hint: "see 'meishi\(sub) --help'",
-                                     status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
-            return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+            return fail(.usage(message(for: error), command: commandPath(hoistingGlobalOptions(arguments)),
+                               status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
         }
     }
 }

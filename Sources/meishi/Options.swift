@@ -9,18 +9,24 @@ import MeishiStore
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Use DIR as the meishi home.", discussion:
-        "Overrides MEISHI_HOME and XDG_DATA_HOME; the default is ~/.local/share/meishi.", valueName: "dir"))
+        "Overrides MEISHI_HOME and XDG_DATA_HOME; the default is ~/.local/share/meishi.", valueName: "dir"), completion: .directory)
     var home: String?
 
     @Flag(name: .shortAndLong, help: "Print diagnostics on standard error.")
     var verbose = false
 
     /// The command's home, resolved from --home and the context's environment; starts logging.
-    func session(_ ctx: Context) throws(MeishiError) -> HomeSession {
+    /// Every command that reads or writes the home needs an identity there: a home without one
+    /// (a mistyped --home) is refused before anything is created in it. `init`, `verify` and
+    /// `scan --raw` pass `needsIdentity: false`.
+    func session(_ ctx: Context, needsIdentity: Bool = true) throws(MeishiError) -> HomeSession {
         let level = verbose ? .debug : (ctx.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning)
         LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
-        return HomeSession(ctx: ctx, home: try Home.resolve(flag: home, environment: ctx.environment,
-                                                            workingDirectory: ctx.workingDirectory))
+        let home = try Home.resolve(flag: home, environment: ctx.environment, workingDirectory: ctx.workingDirectory)
+        if verbose { ctx.out.debug("home \(home.path)" + (self.home != nil ? " (--home)" : ctx.environment["MEISHI_HOME"].map { _ in " (MEISHI_HOME)" } ?? "")) }
+        let session = HomeSession(ctx: ctx, home: home, verbose: verbose)
+        if needsIdentity, !session.identities.exists { throw .noIdentity(home: home.path) }
+        return session
     }
 }
 
@@ -82,17 +88,23 @@ struct FieldArgument: ExpressibleByArgument {
     static var allValueStrings: [String] { FieldName.standard + ["x-<word>"] }
 }
 
-/// A comma-separated list of field names.
+/// A comma-separated list of field names; a name that is not a field is refused when the
+/// command reads `names`, naming it and the fields there are.
 struct FieldListArgument: ExpressibleByArgument {
-    let names: Set<FieldName>
+    let parts: [String]
     init?(argument: String) {
-        var out = Set<FieldName>()
-        for part in argument.split(separator: ",") {
-            guard let n = try? FieldName(part.trimmingCharacters(in: .whitespaces)) else { return nil }
-            out.insert(n)
+        parts = argument.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !parts.isEmpty else { return nil }
+    }
+
+    var names: Set<FieldName> {
+        get throws(MeishiError) {
+            var out = Set<FieldName>()
+            for part in parts {
+                do { out.insert(try FieldName(part)) } catch { throw .card(error) }
+            }
+            return out
         }
-        guard !out.isEmpty else { return nil }
-        names = out
     }
 }
 

@@ -1,25 +1,47 @@
 import MeishiCrypto
 import MeishiKit
 
-/// Passphrases from `MEISHI_PASSPHRASE`, else from the terminal without echo.
+/// Passphrases from `MEISHI_PASSPHRASE` (a new one from `MEISHI_NEW_PASSPHRASE` first), else from
+/// the terminal without echo: three tries at a key, a warning for a short new one.
 struct TerminalPassphrases: PassphraseSource {
     let environment: [String: String]
     let terminal: TerminalIO
+    let console: Console
+    /// What a new passphrase is for, in its prompt ("new passphrase: ").
+    var newPrompt = "new passphrase"
 
-    func passphrase(forKeyAt path: String) -> SecureBytes? {
+    /// Only a person at a terminal may mistype; a passphrase from the environment is tried once.
+    var tries: Int { environment["MEISHI_PASSPHRASE"] == nil ? MeishiFailure.passphraseTries : 1 }
+
+    func passphrase(forKeyAt path: String) -> SecureBytes? { passphrase(forKeyAt: path, attempt: 1) }
+
+    func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes? {
         if let p = environment["MEISHI_PASSPHRASE"] { return SecureBytes(copying: Array(p.utf8)) }
-        return terminal.readHidden("passphrase for \(path): ")
+        return terminal.readHidden(MeishiFailure.passphrasePrompt(path, attempt: attempt))
     }
 
     func newPassphrase() throws(MeishiError) -> SecureBytes? {
-        if let p = environment["MEISHI_PASSPHRASE"] {
+        if let p = environment["MEISHI_NEW_PASSPHRASE"] ?? environment["MEISHI_PASSPHRASE"] {
             guard !p.isEmpty else { throw .emptyPassphrase }
+            warnIfShort(p.utf8.count)
             return SecureBytes(copying: Array(p.utf8))
         }
-        guard let first = terminal.readHidden("new passphrase: ") else { return nil }
+        guard let first = terminal.readHidden(newPrompt + ": ") else { return nil }
         guard first.count > 0 else { throw .emptyPassphrase }
+        warnIfShort(first.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count })
         guard let second = terminal.readHidden("repeat passphrase: ") else { return nil }
         guard first == second else { throw .passphrasesDiffer }
         return first
     }
+
+    private func warnIfShort(_ characters: Int) {
+        if characters < MeishiFailure.shortPassphrase { console.warn(MeishiFailure.passphraseIsShort(characters)) }
+    }
+}
+
+/// The passphrase that opened the key, offered again without asking.
+struct GivenPassphrases: PassphraseSource {
+    let value: SecureBytes?
+    func passphrase(forKeyAt path: String) -> SecureBytes? { value }
+    func newPassphrase() throws(MeishiError) -> SecureBytes? { value }
 }

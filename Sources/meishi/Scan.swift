@@ -15,11 +15,15 @@ struct Scan: MeishiCommand {
             with --import; \
             anything else is reported as not a meishi card (exit 65). Exit 65 as well when an image holds \
             no QR code.
+
+            Examples:
+              meishi scan photo.jpg
+              meishi scan --raw - < screenshot.png
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Image files, or - for standard input.", valueName: "image"))
+    @Argument(help: ArgumentHelp("Image files, or - for standard input.", valueName: "image"), completion: .file())
     var images: [String]
 
     @Flag(help: "Print the text of every QR code found, one per line; verify and store nothing.")
@@ -37,7 +41,7 @@ struct Scan: MeishiCommand {
     func validate() throws { try validateInputFiles(images, kind: "image") }
 
     func run(_ ctx: Context) throws {
-        let session = try global.session(ctx)
+        let session = try global.session(ctx, needsIdentity: !raw)
         let verifier = CardVerifier(clock: ctx.unixClock)
         var worst: MeishiFailure?
         var report: [JSONValue] = []
@@ -50,16 +54,19 @@ struct Scan: MeishiCommand {
             defer { report.append(.object(entry)) }
             let codes: [ScannedCode]
             do throws(MeishiError) {
-                let bytes = try ctx.read(file, limit: QRService.maximumFileBytes)
-                guard bytes.count <= QRService.maximumFileBytes else {
-                    let f = MeishiFailure("\(file) is larger than \(QRService.maximumFileBytes >> 20) MiB", status: .dataError)
+                if file == "-", ctx.terminal.isInteractive { ctx.out.note(MeishiFailure.waitingForStandardInput("an image")) }
+                session.step("reading \(file == "-" ? "standard input" : file)")
+                let bytes = try ctx.readAtMost(file, limit: QRService.maximumFileBytes)
+                if bytes.isEmpty {
+                    let f = MeishiFailure.emptyInput(file)
                     entry["error"] = .string(f.message)
                     fail(f)
                     continue
                 }
                 codes = try QRService.scan(bytes, verifier: verifier)
+                session.step("\(file): \(codes.count) QR code\(codes.count == 1 ? "" : "s") found")
             } catch {
-                let located = MeishiFailure(error).located(file)
+                let located = MeishiFailure(error).located(file == "-" ? "standard input" : file)
                 entry["error"] = .string(located.message)
                 fail(located)
                 continue
@@ -71,7 +78,11 @@ struct Scan: MeishiCommand {
                 continue
             }
             var listed: [JSONValue] = []
+            // A code that is no card beside one that is (a URL printed next to the card) is a
+            // note, not a failure: the card is what the person scanned for.
+            let holdsACard = codes.contains { if case .other = $0.content { false } else { true } }
             for code in codes {
+                session.step("\(file): a \(code.kind) code, found by the scanner's \(code.pass) pass")
                 if raw {
                     // Unchanged for a pipe; on a terminal, escaped like all peer text (a QR code
                     // may hold escape sequences).
@@ -85,7 +96,11 @@ struct Scan: MeishiCommand {
                 }
                 var obj = codeJSON(code)
                 do { try handle(code, file: file, session: session, into: &obj) } catch let f as MeishiFailure {
-                    fail(f)
+                    if holdsACard, case .other = code.content {
+                        if !json { ctx.out.note(MeishiFailure.otherCodeBesideCard(file: file, text: code.text)) }
+                    } else {
+                        fail(f)
+                    }
                 } catch let e as MeishiError {
                     fail(MeishiFailure(e))
                 }
@@ -113,7 +128,8 @@ struct Scan: MeishiCommand {
             obj["payload"] = card.payload.jsonValue()
             if dryRun {
                 obj["stored"] = .bool(false)
-                if !json { printCard(card, out) }
+                let own = (try? session.identities.loadPublic().did) == card.payload.senderDID
+                if !json { printCard(card, own: own, out) }
                 return
             }
             let outcome = try session.contacts.add(card, trust: .signed, source: "qr", now: session.ctx.unixNow)
@@ -151,9 +167,9 @@ struct Scan: MeishiCommand {
         }
     }
 
-    func printCard(_ card: VerifiedCard, _ out: Console) {
+    func printCard(_ card: VerifiedCard, own: Bool, _ out: Console) {
         let p = card.payload
-        out.line("valid card from \(CardRendering.name(p.displayName)) (not stored: --dry-run)\n"
+        out.line("valid card from \(CardRendering.name(p.displayName)) (\(own ? "your own card; " : "")not stored: --dry-run)\n"
                  + CardRendering.block(CardRendering.fields(of: p), rows: [("did", p.senderDID)]))
     }
 }

@@ -9,11 +9,15 @@ struct Verify: MeishiCommand {
             Checks the JSON shape and limits (at most 16 KiB), the version, that senderDID names \
             signPubKey, the Ed25519 signature, and that the timestamp is not too far in the future. \
             Exit status 0 for a valid card, 65 for an invalid one.
+
+            Examples:
+              meishi verify mei.json
+              meishi verify --json - < mei.json
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The payload file, or - for standard input.", valueName: "file"))
+    @Argument(help: ArgumentHelp("The payload file, or - for standard input.", valueName: "file"), completion: .file())
     var file: String
 
     @Option(help: ArgumentHelp("How far in the future a timestamp may be (e.g. 10m).", valueName: "duration"))
@@ -23,17 +27,23 @@ struct Verify: MeishiCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        _ = try global.session(ctx)
-        let data = try ctx.read(file, limit: ProximityPayload.maximumEncodedSize)
+        _ = try global.session(ctx, needsIdentity: false)
+        let data: [UInt8]
+        do throws(MeishiError) { data = try ctx.readAtMost(file, limit: ProximityPayload.maximumEncodedSize) } catch {
+            // Too large to be a payload: the verdict is "malformed", as the card layer says.
+            var failure = MeishiFailure(error)
+            if case .fileTooLarge = error { failure.details = ["valid": .bool(false), "verdict": .string("malformed"), "reason": .string(failure.message)] }
+            throw failure
+        }
         do {
             let card = try CardVerifier(maximumSkew: maxSkew.seconds, clock: ctx.unixClock).verify(data)
             report(card, ctx.out)
         } catch {
-            let e = error
-            if json {
-                ctx.out.json(.object(["valid": .bool(false), "verdict": .string(e.verdict), "reason": .string(e.reason)]))
-            }
-            throw MeishiError.payload(e)
+            // With --json the error document carries the verdict too (printed where failures are).
+            var failure = MeishiFailure(error)
+            failure.details = ["valid": .bool(false), "verdict": .string(error.verdict), "reason": .string(error.reason)]
+            if String(decoding: data.prefix(200), as: UTF8.self).contains("\"format\":\"meishi-identity") { failure.hint = MeishiFailure.identityFileNotACard }
+            throw failure
         }
     }
 

@@ -57,6 +57,13 @@ struct CLI {
                       stderr: String(decoding: e, as: UTF8.self))
     }
 
+    /// A home with an identity (every command but init, verify and scan --raw needs one).
+    static func initialised() throws -> CLI {
+        let cli = CLI()
+        try #require(try cli("init").status == 0)
+        return cli
+    }
+
     /// A home with an identity and the typical card.
     static func withCard(name: String = "Mei Tanaka", email: String = "mei.tanaka@example.org") throws -> CLI {
         let cli = CLI()

@@ -183,7 +183,7 @@ import Testing
         #expect(try mei("contacts", "show", "Aki").stdout.contains("vcard        4 other properties kept for 'contacts export'"))
 
         // Parsed again by meishi: the same contacts.
-        let other = CLI()
+        let other = try CLI.initialised()
         let r = try other("contacts", "import", out)
         #expect(r.status == 0, "\(r.stderr)")
         func byName(_ cli: CLI) throws -> [String: [String: [String]]] {
@@ -265,9 +265,10 @@ import Testing
         let files = FileManager.default.enumerator(atPath: Self.corpus)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".vcf") }.sorted()
         #expect(files.count > 50)
         var cards = 0
+        let cli = try CLI.initialised()
         for file in files {
             let path = Self.corpus + "/" + file
-            let r = try CLI()("contacts", "import", "--dry-run", "--json", path)
+            let r = try cli("contacts", "import", "--dry-run", "--json", path)
             #expect(r.status == 0 || r.status == 65, "\(file): exit \(r.status) \(r.stderr)")
             for line in r.stderr.split(separator: "\n") where line.hasPrefix("meishi: error:") || line.hasPrefix("meishi: warning: \(path)") {
                 #expect(line.contains("\(path):"), "\(file): unlocated: \(line)")

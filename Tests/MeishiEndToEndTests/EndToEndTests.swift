@@ -32,7 +32,7 @@ import MeishiKit
     @Test func missingIdentityIsExit66WithHint() throws {
         let r = try CLI()("id")
         #expect(r.status == 66)
-        #expect(r.stderr.contains("meishi: hint: run 'meishi init' first"))
+        #expect(r.stderr.contains("meishi: hint: run 'meishi init' to create one there"))
     }
 
     @Test func keyReadableByOthersIsRefused() throws {
@@ -145,7 +145,7 @@ import MeishiKit
         let cases: [(Data?, [String], Int32, String)] = [
             (tampered, ["-"], 65, "bad signature"),
             (Data("{not json".utf8), ["-"], 65, "malformed payload"),
-            (Data(repeating: 0x20, count: 20_000), ["-"], 65, "16384-byte limit"),
+            (Data(repeating: 0x20, count: 20_000), ["-"], 65, "standard input is larger than 16 KiB"),
             (nil, ["/nonexistent/card.json"], 66, "cannot read"),
             (Data(), ["-"], 65, "malformed payload"),
         ]

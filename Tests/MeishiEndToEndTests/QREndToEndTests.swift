@@ -78,7 +78,7 @@ import MeishiQR
         let mei = try Self.typicalCLI()
         let png = (mei.home as NSString).deletingLastPathComponent + "/v.png"
         #expect(try mei("card", "qr", "--vcard", "-o", png).status == 0)
-        let ken = CLI()
+        let ken = try CLI.initialised()
         let shown = try ken("scan", png)
         #expect(shown.status == 0)
         #expect(shown.stdout.contains("vCard 4.0 (unsigned) for Mei Tanaka"))

@@ -63,7 +63,7 @@ import MeishiQR
 
         // Hostile text: stored as sent, shown escaped on every path.
         let hostile = try #require(images.first { $0.name.hasPrefix("04-") })
-        let rin = CLI()
+        let rin = try CLI.initialised()
         let h = try rin("scan", hostile.png)
         #expect(h.status == 0, "\(h.stderr)")
         for out in [h.stdout, h.stderr, try rin("contacts", "list").stdout, try rin("contacts", "show", "1").stdout] {
@@ -166,9 +166,9 @@ import MeishiQR
         }
         let (small, refused) = try onTerminal(cols: 100, rows: 40)
         #expect(small == 64, "\(refused)")
-        #expect(refused.contains("meishi: error: the Solidarity QR (version "))
+        #expect(refused.contains("meishi: error: the QR (version "))
         #expect(refused.contains("this terminal has 100x40"))
-        #expect(refused.contains("meishi: hint: write it to a file with -o card.png"))
+        #expect(refused.contains("meishi: hint: enlarge the terminal") && refused.contains("write a picture: -o card.png"))
         let (large, printed) = try onTerminal(cols: 220, rows: 120)
         #expect(large == 0, "\(printed)")
         #expect(printed.contains("▀") && printed.contains("Solidarity card at level professional"))
@@ -221,7 +221,7 @@ import MeishiQR
 
     /// A hostile member name reaches the error message (duplicate member) escaped, never raw.
     @Test func hostileTextInAnErrorIsEscaped() throws {
-        let ken = CLI()
+        let ken = try CLI.initialised()
         let dir = (ken.home as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let header = Base64URL.encode(Array(#"{"alg":"ES256","typ":"JWT"}"#.utf8))
