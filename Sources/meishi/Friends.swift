@@ -10,12 +10,23 @@ struct Friends: AsyncParsableCommand {
             Every 'meishi exchange' compares the two people's contacts privately (see --friends there) \
             and keeps, with the new contact, which of your contacts it also knows. A contact added by QR \
             or import was never compared. 'meishi friends common REF' lists the shared ones.
+
+            Examples:
+              meishi friends
+              meishi friends common ken --json
             """,
         subcommands: [FriendsList.self, FriendsCommon.self], defaultSubcommand: FriendsList.self)
 }
 
 struct FriendsList: MeishiCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts with how many friends each shares with you.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts with how many friends each shares with you.",
+        discussion: """
+            A contact added by QR or import was never compared: it says so rather than 0.
+
+            Examples:
+              meishi friends
+              meishi friends list --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -41,7 +52,15 @@ struct FriendsList: MeishiCommand {
 }
 
 struct FriendsCommon: MeishiCommand {
-    static let configuration = CommandConfiguration(commandName: "common", abstract: "List the friends one contact shares with you.")
+    static let configuration = CommandConfiguration(commandName: "common", abstract: "List the friends one contact shares with you.",
+        discussion: """
+            Your contacts that the last exchange with REF found it also knows, in your names for them, \
+            with the mode and the time of that comparison.
+
+            Examples:
+              meishi friends common ken
+              meishi friends common 4 --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
