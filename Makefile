@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange bench-messages man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release demo test bench bench-exchange bench-messages bench-psi man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -61,9 +61,13 @@ bench-messages: release
 	@scripts/install-deps.sh hyperfine iproute2
 	@scripts/bench.sh messages
 
+bench-psi: release
+	@scripts/python-tools.sh openmined-psi
+	@scripts/bench.sh psi
+
 bench: release
 	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq
-	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay openmined-psi
 	@scripts/bench.sh
 
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.

@@ -2,6 +2,7 @@
 # make bench: speed on this machine, with the reference tools measured in the same run.
 # Targets are reported, never asserted. `scripts/bench.sh exchange` runs only the exchange part,
 # `scripts/bench.sh messages` only the messages part.
+# `scripts/bench.sh psi` only the common-friends part.
 set -euo pipefail
 only=${1:-all}
 cd "$(dirname "$0")/.."
@@ -144,6 +145,56 @@ else
 fi
 
 echo
+fi
+if [ "$only" = all ] || [ "$only" = psi ]; then
+echo "## Common friends: two 'meishi exchange --code' processes on loopback, 10 % overlap (load now: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$bench" psi 1.0 | tee "$out/psi-prim.txt" | grep -v '^floor-us'
+read -r h_us m_us < <(awk '/^floor-us/ {print $2, $3}' "$out/psi-prim.txt")
+cores=$(nproc)
+py=$PWD/.venv/bin/python
+have_om=no; [ -x "$py" ] && "$py" -c 'import private_set_intersection.python' 2>/dev/null && have_om=yes
+printf '%-13s %-9s %9s %9s %9s %11s %11s   %s\n' shape mode "wall ms" "+PSI ms" "phase ms" "sent B" "recv B" "common"
+for shape in "1000 1000 3" "100 10000 3" "10000 10000 1"; do
+  read -r na nb runs <<< "$shape"
+  common=$(( (na < nb ? na : nb) / 10 ))
+  ph=$out/psi-$na-$nb; rm -rf "$ph"; mkdir -p "$ph"
+  "$meishi" --home "$ph/a" init >/dev/null; "$meishi" --home "$ph/a" card set name "Mei Tanaka" >/dev/null
+  "$meishi" --home "$ph/b" init >/dev/null; "$meishi" --home "$ph/b" card set name "Ken Sato" >/dev/null
+  "$bench" friends "$ph/a" 0 "$na"
+  "$bench" friends "$ph/b" $(( na - common )) "$nb"
+  base=""
+  for mode in off hash ecdh verified; do
+    for i in $(seq "$runs"); do
+      t0=$(now_ns)
+      "$meishi" --home "$ph/a" exchange --listen --port 47902 --code 9-bench-friends --friends "$mode" --json --timeout 120 > "$ph/a.json" 2>/dev/null &
+      "$meishi" --home "$ph/b" exchange --peer 127.0.0.1:47902 --code 9-bench-friends --friends "$mode" --json --timeout 120 > "$ph/b.json" 2>/dev/null
+      wait
+      echo "$(( ($(now_ns) - t0) / 1000 )) $(python3 -c '
+import json, sys
+a, b = (json.load(open(p)).get("commonFriends") or {} for p in sys.argv[1:3])
+print(max(a.get("seconds", 0), b.get("seconds", 0)) * 1000, a.get("bytesSent", 0), b.get("bytesSent", 0), len(a.get("friends", [])), len(b.get("friends", [])))
+' "$ph/a.json" "$ph/b.json")"
+    done | sort -n | awk -v r="$runs" 'NR == int((r + 1) / 2) {print}' > "$ph/$mode.txt"
+    read -r wall_us phase_ms sent_a sent_b fa fb < "$ph/$mode.txt"
+    wall=$(awk -v u="$wall_us" 'BEGIN {printf "%.0f", u / 1000}')
+    [ "$mode" = off ] && base=$wall
+    printf '%-13s %-9s %9s %9s %9.0f %11s %11s   %s/%s (expected %s)\n' "$na x $nb" "$mode" "$wall" \
+      "$(( wall - base ))" "$phase_ms" "$sent_a" "$sent_b" "$fa" "$fb" "$common"
+  done
+  if [ "$have_om" = yes ]; then
+    read -r _ _ om_s om_bytes om_found < <("$py" scripts/bench-psi.py "$na" "$nb" "$common" "$runs")
+    printf '%-13s %-9s %9.0f %9s %9s %11s %11s   %s (client only)\n' "$na x $nb" openmined "$(awk -v s="$om_s" 'BEGIN {print s * 1000}')" - - "$om_bytes" - "$om_found"
+  fi
+  # The floor: libsodium's cost of what each side must do (n hash-to-group + n + m scalar
+  # multiplications), both sides, divided by the cores.
+  awk -v a="$na" -v b="$nb" -v h="$h_us" -v m="$m_us" -v c="$cores" \
+    'BEGIN {printf "%-13s %-9s %9.0f ms  (both sides: %d hash-to-group, %d scalar mult; / %d cores); after the code is compared (own set blinded meanwhile): %.0f ms\n", a " x " b, "floor", ((a + b) * h + 2 * (a + b) * m) / 1000 / c, a + b, 2 * (a + b), c, (a > b ? a : b) * m / 1000}'
+done
+echo "(wall: both processes started -> both done, median; +PSI: wall minus --friends off; phase: the slower side's phase;"
+echo " sent: bytes each side put on the wire for the phase, frames and seals included; OpenMined: one process, setup + request + response)"
+echo "targets: ecdh 10,000 x 10,000 <= half of OpenMined's time and <= 1.3x the floor; hash 10,000 x 10,000 <= 100 ms"
+echo
+[ "$only" = psi ] && exit 0
 fi
 if [ "$only" != messages ]; then
 echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"

@@ -29,9 +29,19 @@ run $ken card set org "Sato Design"
 run $ken card add email ken@example.net
 run $mei card show
 
+step "They already hold cards of friends: Cleo and Dev are known to both, Eve only to Mei, Fay only to Ken"
+for f in cleo dev eve fay; do
+  $meishi --home "$work/$f" init >/dev/null
+  $meishi --home "$work/$f" card set name "${f^} $(case $f in cleo) echo Park;; dev) echo Rao;; eve) echo Moss;; fay) echo Lin;; esac)" >/dev/null
+  $meishi --home "$work/$f" card export -o "$work/$f.json" 2>/dev/null
+done
+for f in cleo dev eve; do run $mei contacts add "$work/$f.json" >/dev/null; done
+for f in cleo dev fay; do run $ken contacts add "$work/$f.json" >/dev/null; done
+
 step "The main job: they exchange cards over the network (here: loopback), authenticated by a code"
 echo "(Mei's meishi makes up a code and prints it; Ken types it. The code drives a PAKE: no digits"
-echo " to compare, a wrong code fails on both sides, and the contacts are stored as 'met'.)"
+echo " to compare, a wrong code fails on both sides, and the contacts are stored as 'met'. Then both"
+echo " machines compare their contacts privately and print the friends they share: Cleo and Dev.)"
 printf '$ %s\n' "meishi --home \$DEMO/mei exchange --listen --port 0 --code &"
 $mei exchange --listen --port 0 --code --timeout 30 > "$work/mei-exchange.out" 2> "$work/mei-exchange.err" &
 port="" code=""
@@ -53,6 +63,8 @@ echo "(Mei's side:)"
 grep -E "tries used|codes match" "$work/mei-exchange.err" | sed 's/^/  /'
 cat "$work/mei-exchange.out"
 run $mei contacts list
+run $mei friends
+run $mei friends common Ken
 
 step "A note after meeting: Ken listens, Mei sends it end to end encrypted (gone when it expires)"
 printf '$ %s\n' "meishi --home \$DEMO/ken listen --port 0 --for 20 &"
@@ -100,4 +112,4 @@ run $mei card qr --solidarity --level public -o "$work/mei-solidarity.png"
 run $ken scan --dry-run "$work/mei-solidarity.png"
 
 echo
-echo "demo finished: both stores hold the other's verified card, by exchange (with a code), file and QR."
+echo "demo finished: both stores hold the other's verified card, by exchange (with a code), file and QR, and their two common friends."

@@ -14,6 +14,34 @@ public struct ExchangeService: Sendable {
         public let peerAddress: String
         /// How the session was authenticated.
         public let authentication: Authentication
+        /// The common-friends phase: how it ended and, when it ran, my contacts the peer also knows.
+        public let commonFriends: CommonFriendsReport?
+    }
+
+    /// What `--friends`, `--max-set` and `--match` asked for.
+    public struct FriendsOptions: Sendable {
+        public var mode: FriendsMode
+        public var maximumSetSize: Int
+        public var matchEmails: Bool
+        public var matchPhones: Bool
+        public static let defaultMaximumSetSize = 10_000
+        public static let standard = FriendsOptions(mode: .ecdh, maximumSetSize: defaultMaximumSetSize, matchEmails: false, matchPhones: false)
+
+        public init(mode: FriendsMode, maximumSetSize: Int, matchEmails: Bool, matchPhones: Bool) {
+            self.mode = mode
+            self.maximumSetSize = maximumSetSize
+            self.matchEmails = matchEmails
+            self.matchPhones = matchPhones
+        }
+    }
+
+    /// How the common-friends phase ended, with the shared contacts resolved (my names for them).
+    public struct CommonFriendsReport: Sendable {
+        public let outcome: CommonFriendsOutcome
+        /// My contacts the peer also knows, by name; empty unless it ran.
+        public let friends: [Contact]
+        /// Bytes on the wire and wall time of the phase, this side.
+        public let cost: CommonFriendsCost
     }
 
     /// What stood between the peers and a machine in the middle.
@@ -35,19 +63,25 @@ public struct ExchangeService: Sendable {
     /// skipped that (trust `signed`). Our card is signed when it is about to be sent; the peer's
     /// card is checked against `clock` with `maximumSkew` both ways.
     public func run(endpoint: ExchangeEndpoint, code: ExchangeCode?, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
-                    timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, clock: @escaping @Sendable () -> Int64,
+                    timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard,
+                    clock: @escaping @Sendable () -> Int64,
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
         let contacts = ContactsService(home: home)
         let store = try contacts.open()
-        let participant = ExchangeParticipant(
+        var participant = ExchangeParticipant(
             card: {
                 (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: confirm, log: log)
+        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
+        let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
+        participant.commonFriends = CommonFriendsRequest(
+            mode: friends.mode, maximumSetSize: friends.maximumSetSize,
+            codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
         let result: ExchangeResult
         do {
             result = try await ExchangeTransport.exchange(endpoint, timeoutSeconds: timeoutSeconds, participant: participant,
@@ -58,7 +92,73 @@ public struct ExchangeService: Sendable {
         let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
         let stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
                                       in: store)
+        var report: CommonFriendsReport?
+        if let outcome = result.commonFriends {
+            var shared: [Contact] = []
+            if case .ran(let mode, let indices, let peerSetSize) = outcome {
+                let ids = friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID)
+                do {
+                    try store.recordCommonFriends(of: stored.contact.id!, friendIDs: ids, mode: mode.rawValue, at: clock(), peerSetSize: peerSetSize)
+                    shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
+                } catch { throw .store(error) }
+            }
+            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: result.commonFriendsCost)
+        }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
-                       authentication: authentication)
+                       authentication: authentication, commonFriends: report)
+    }
+}
+
+/// My side of a common-friends comparison: the elements of my signed contacts, blinded ahead on a
+/// background task (the ecdh modes) while the network and the people do their part.
+final class FriendSet: Sendable {
+    /// DIDs, then (with `--match`) "email:…" and "phone:…" values; each with the contacts it stands for.
+    let dids: [(element: [UInt8], contacts: [Int64])]
+    let extras: [(element: [UInt8], contacts: [Int64])]
+    let candidates: [FriendCandidate]
+    let ahead: Task<PrivateSetIntersection.Blinding, Never>?
+
+    init(store: ContactStore, options: ExchangeService.FriendsOptions, blindAhead: Bool) throws(MeishiError) {
+        // The peer is unknown yet: every signed contact is a candidate; `elements(excluding:)` drops the peer.
+        do {
+            candidates = options.mode == .off ? []
+                : try store.friendCandidates(excludingDID: "", values: options.matchEmails || options.matchPhones)
+        } catch { throw .store(error) }
+        dids = candidates.map { (Array($0.did.utf8), [$0.contactID]) }
+        var values: [String: [Int64]] = [:]
+        for c in candidates {
+            if options.matchEmails { for e in c.emails { values["email:" + e, default: []].append(c.contactID) } }
+            if options.matchPhones { for p in c.phones { values["phone:" + p, default: []].append(c.contactID) } }
+        }
+        extras = values.keys.sorted().map { (Array($0.utf8), values[$0]!) }
+        if blindAhead, options.mode >= .ecdh, options.mode != .off {
+            let all = dids.map(\.element) + extras.map(\.element)
+            ahead = Task.detached { PrivateSetIntersection.Blinding(elements: all) }
+        } else {
+            ahead = nil
+        }
+    }
+
+    /// Indices (into `dids + extras`) standing only for the peer: never elements.
+    func peerIndices(_ peerDID: String) -> Set<Int> {
+        guard let peer = candidates.first(where: { $0.did == peerDID })?.contactID else { return [] }
+        let all = dids.map(\.contacts) + extras.map(\.contacts)
+        return Set(all.indices.filter { all[$0] == [peer] })
+    }
+
+    func elements(excluding peerDID: String) -> CommonFriendsElements {
+        let removed = peerIndices(peerDID)
+        let keptDIDs = dids.indices.filter { !removed.contains($0) }.map { dids[$0].element }
+        let keptExtras = extras.indices.filter { !removed.contains(dids.count + $0) }.map { extras[$0].element }
+        guard let ahead else { return CommonFriendsElements(dids: keptDIDs, extras: keptExtras) }
+        return CommonFriendsElements(dids: keptDIDs, extras: keptExtras, blinding: { await ahead.value.removing(removed) })
+    }
+
+    /// The contacts behind shared element `indices` (of `elements(excluding: peerDID)`), without the peer.
+    func contactIDs(_ indices: [Int], excluding peerDID: String) -> [Int64] {
+        let removed = peerIndices(peerDID)
+        let kept = (dids.map(\.contacts) + extras.map(\.contacts)).enumerated().filter { !removed.contains($0.offset) }.map(\.element)
+        let peer = candidates.first(where: { $0.did == peerDID })?.contactID
+        return Array(Set(indices.flatMap { kept[$0] }).subtracting(peer.map { [$0] } ?? [])).sorted()
     }
 }

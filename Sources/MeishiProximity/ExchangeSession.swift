@@ -25,6 +25,8 @@ public final class ExchangeSession {
         case cardReceived(VerifiedCard)
         /// The peer verified our card and will store it.
         case peerAcknowledged
+        /// A sealed message of a post-card phase (after both ACKs): its inner type and content.
+        case postCard(type: UInt8, content: [UInt8])
     }
 
     public static let protocolVersion: UInt8 = 1
@@ -67,6 +69,12 @@ public final class ExchangeSession {
     enum Inner: UInt8 {
         case confirm = 0x20, decline = 0x21, card = 0x30, ack = 0x40, reject = 0x41
     }
+
+    /// Inner types from here up belong to post-card phases, which run in order after both ACKs on
+    /// the same sealed channel: 0x50–0x5F common friends (`CommonFriendsPhase`), 0x60–0x6F
+    /// reserved for a message. The session only checks that the cards are done; each phase
+    /// checks its own messages.
+    public static let firstPostCardType: UInt8 = 0x50
 
     public let role: Role
     /// Checks the peer's card (everything `meishi verify` checks, with the session's clock window).
@@ -341,8 +349,13 @@ public final class ExchangeSession {
     /// A sealed frame of `inner` type (internal, not private: tests that play a hostile peer send
     /// any inner type and content through `@testable import`).
     func seal(_ inner: Inner, _ content: [UInt8]) -> [UInt8] {
+        seal(type: inner.rawValue, content)
+    }
+
+    /// A sealed frame of any inner type (hostile-peer tests send out-of-order post-card messages).
+    func seal(type: UInt8, _ content: [UInt8]) -> [UInt8] {
         precondition(sendKey != nil, "seal before the handshake")
-        let plaintext = [inner.rawValue] + content
+        let plaintext = [type] + content
         let ct = plaintext.withUnsafeBytes {
             XChaCha20Poly1305.seal($0, key: sendKey!, nonce: nonce(for: sendCounter), associatedData: [Message.sealed.rawValue])
         }
@@ -359,6 +372,10 @@ public final class ExchangeSession {
         } catch { throw .badAuthentication }
         receiveCounter += 1
         let bytes = plain.exposedBytes()
+        if let type = bytes.first, type >= Self.firstPostCardType {
+            guard isComplete else { throw .unexpectedMessage("post-card message \(type) before both acknowledgements") }
+            return ([], .postCard(type: type, content: Array(bytes.dropFirst())))
+        }
         guard let inner = bytes.first.flatMap(Inner.init(rawValue:)) else { throw .malformedFrame("unknown sealed message") }
         let content = Array(bytes.dropFirst())
         switch inner {
@@ -423,6 +440,12 @@ public final class ExchangeSession {
         precondition(peerCard != nil && !acknowledgedLocally)
         acknowledgedLocally = true
         return seal(.ack, [])
+    }
+
+    /// A sealed message of a post-card phase; only once both sides acknowledged the cards.
+    public func postCard(type: UInt8, content: [UInt8]) -> [UInt8] {
+        precondition(isComplete && type >= Self.firstPostCardType)
+        return seal(type: type, content)
     }
 
     /// Tells the peer why we refuse (before closing).

@@ -16,6 +16,8 @@ public struct ExchangeParticipant: Sendable {
     public var confirmCode: @Sendable (String) async -> Bool
     /// A diagnostic line (connection refused, garbage from a peer, …).
     public var log: @Sendable (String) -> Void
+    /// Post-card phase 1: compare contacts privately (nil: the phase is not run at all; an old peer).
+    public var commonFriends: CommonFriendsRequest?
 
     public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
@@ -41,6 +43,10 @@ public struct ExchangeResult: Sendable {
     /// The 6-digit code the people compared (or `--yes` skipped); nil when the PAKE confirmed `--code`.
     public let code: String?
     public let peerAddress: String
+    /// How the common-friends phase ended; nil when this side did not ask for it.
+    public let commonFriends: CommonFriendsOutcome?
+    /// What that phase cost.
+    public let commonFriendsCost: CommonFriendsCost
 }
 
 /// Why an exchange did not finish.
@@ -455,7 +461,15 @@ public enum ExchangeTransport {
                     while session.peerCard == nil { _ = try await next("the peer's card") }
                     try await send([session.acknowledge()])
                     while !session.acknowledgedByPeer { _ = try await next("the peer's acknowledgement") }
-                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address)
+                    // The cards are exchanged and both sides will store them: what follows (post-card
+                    // phases, in order) can fail without undoing that.
+                    var friends: CommonFriendsOutcome?
+                    var cost = CommonFriendsCost()
+                    if let request = participant.commonFriends {
+                        friends = await commonFriends(request, session: session, cost: &cost, send: send, next: next)
+                    }
+                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,
+                                          commonFriendsCost: cost)
                 } catch let e as ExchangeError {
                     // Tell the peer why before the connection closes (a code mismatch in plain text:
                     // there is no shared key to seal with).
@@ -471,6 +485,54 @@ public enum ExchangeTransport {
         } catch {
             if timedOut.withLockedValue({ $0 }) { throw .timedOut("peer \(address) too slow") }
             throw .connectionLost("(\(error))")
+        }
+    }
+}
+
+extension ExchangeTransport {
+    /// Runs the common-friends phase (docs/PROTOCOL.md §8) on an exchanged session. Whatever the
+    /// peer does, this returns an outcome: a refusal sends ABORT with the reason and reports it.
+    static func commonFriends(_ request: CommonFriendsRequest, session: ExchangeSession, cost: inout CommonFriendsCost,
+                              send: ([[UInt8]]) async throws -> Void,
+                              next: (String) async throws -> ExchangeSession.Event?) async -> CommonFriendsOutcome {
+        let started = now()
+        var sent = 0, received = 0
+        defer { cost = CommonFriendsCost(bytesSent: sent, bytesReceived: received, seconds: now() - started) }
+        // A sealed post-card frame on the wire: length prefix, 0x10, inner type, content, tag.
+        let overhead = 4 + 1 + 1 + XChaCha20Poly1305.tagByteCount
+        let elements = await request.elements(session.peerCard!.payload.senderDID)
+        let phase = CommonFriendsPhase(request: request, elements: elements, transcriptHash: session.transcriptHash!, role: session.role,
+                                       codeConfirmedByPAKE: session.codeConfirmedByPAKE)
+        func seal(_ messages: [(type: UInt8, content: [UInt8])]) -> [[UInt8]] {
+            sent += messages.reduce(0) { $0 + overhead + $1.content.count }
+            return messages.map { session.postCard(type: $0.type, content: $0.content) }
+        }
+        do {
+            try await send(seal([phase.hello()]))
+            while phase.outcome == nil {
+                if phase.needsBlinding {
+                    try await send(seal(try phase.blind(with: await elements.blinding())))
+                    continue
+                }
+                guard case .postCard(let type, let content)? = try await next("the peer's common friends") else {
+                    throw CommonFriendsError.protocolViolation(.unexpectedMessage("a message outside the common-friends phase"))
+                }
+                received += overhead + content.count
+                guard CommonFriendsPhase.innerTypes.contains(type) else {
+                    throw CommonFriendsError.protocolViolation(.unexpectedMessage("post-card message \(type) during common friends"))
+                }
+                try await send(seal(try phase.receive(type: type, content: content)))
+            }
+            return phase.outcome!
+        } catch let e as CommonFriendsError {
+            if case .abortedByPeer = e {} else { try? await send(seal([CommonFriendsPhase.abort(e.description)])) }
+            return .failed(e)
+        } catch let e as ExchangeError {
+            return .failed(.protocolViolation(e))
+        } catch let e as ExchangeFailure {
+            return .failed(.connection(describe(e)))
+        } catch {
+            return .failed(.connection("connection lost (\(error))"))
         }
     }
 }

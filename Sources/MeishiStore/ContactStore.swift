@@ -184,6 +184,7 @@ public final class ContactStore: Sendable {
             try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
         }
         registerImportMigration(&m)
+        registerCommonFriendsMigration(&m)
         registerMessageMigration(&m)
         return m
     }

@@ -7,6 +7,10 @@
 //   meishi-bench messages HOME REF PORT COUNT PARALLEL
 //                                          sends COUNT notes from HOME to contact REF listening
 //                                          on 127.0.0.1:PORT (`meishi listen`), PARALLEL at a time
+//   meishi-bench psi [SECONDS]             the costs behind common friends: hash-to-group, scalar
+//                                          multiplication, and a DLEQ proof per item
+//   meishi-bench friends DIR FROM COUNT    signed contacts FROM..<FROM+COUNT (the same DIDs in every
+//                                          home) into DIR/meishi.sqlite, for the PSI exchanges
 import Foundation
 import MeishiCard
 import MeishiCrypto
@@ -167,13 +171,45 @@ func messages(home: String, ref: String, port: Int, count: Int, parallel: Int) a
     print(String(format: "%d messages in %.2f s: %.0f messages/s (%d senders at once)", count, t, Double(count) / t, parallel))
 }
 
+/// Microseconds per operation of the primitives the PSI is made of, one thread.
+func psi(budget: Double) {
+    var i = 0
+    let hash = rate(budget) { i += 1; _ = PrivateSetIntersection.groupElement(Array("did:key:z6Mk\(i)".utf8)) }
+    let k = Ristretto255.Scalar(), p = PrivateSetIntersection.groupElement([1])
+    let mult = rate(budget) { _ = try! p.multiplied(by: k) }
+    let n = 2_000
+    let points = (0..<n).map { PrivateSetIntersection.groupElement(Array("x\($0)".utf8)) }
+    let outs = points.map { try! $0.multiplied(by: k) }
+    let pk = Ristretto255.Point(generatorTimes: k)
+    let prove = seconds { _ = DLEQ.proof(scalar: k, publicKey: pk, inputs: points, outputs: outs, threads: 1) }
+    let proof = DLEQ.proof(scalar: k, publicKey: pk, inputs: points, outputs: outs)
+    let verify = seconds { _ = DLEQ.isValid(proof, publicKey: pk, inputs: points, outputs: outs, threads: 1) }
+    print(String(format: "hash-to-group (SHA-512 + from_hash)  %6.1f us", 1e6 / hash))
+    print(String(format: "scalar multiplication                %6.1f us", 1e6 / mult))
+    print(String(format: "DLEQ prove, per item (1 thread)      %6.1f us", prove * 1e6 / Double(n)))
+    print(String(format: "DLEQ verify, per item (1 thread)     %6.1f us", verify * 1e6 / Double(n)))
+    print(String(format: "floor-us %.3f %.3f", 1e6 / hash, 1e6 / mult))
+}
+
+/// Signed contacts whose DIDs are those of indices from..<from+count, the same in every home.
+func friends(dir: String, from: Int, count: Int) throws {
+    let contacts = try (from..<from + count).map { i in
+        let key = try Ed25519.PublicKey(rawRepresentation: SHA256.hash(Array("friend-\(i)".utf8)))
+        return Contact(did: DIDKey.did(for: key), fields: [.name: ["Friend \(i)"]], level: .professional, trust: .signed, source: "file",
+                       seen: 1_795_000_000, cardTimestamp: 1_795_000_000, signPubKey: key)
+    }
+    try ContactStore(path: dir + "/" + ContactStore.fileName).insertAll(contacts)
+}
+
 let args = CommandLine.arguments
 switch args.dropFirst().first {
 case "crypto": try crypto(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "cpace": try cpace(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "store": try store(dir: args[2], count: Int(args[3])!, sqlPath: args[4])
 case "messages": try await messages(home: args[2], ref: args[3], port: Int(args[4])!, count: Int(args[5])!, parallel: Int(args[6])!)
+case "psi": psi(budget: args.count > 2 ? Double(args[2])! : 1.0)
+case "friends": try friends(dir: args[2], from: Int(args[3])!, count: Int(args[4])!)
 default:
-    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE | messages HOME REF PORT COUNT PARALLEL\n".utf8))
+    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE | psi [SECONDS] | messages HOME REF PORT COUNT PARALLEL | friends DIR FROM COUNT\n".utf8))
     exit(64)
 }

@@ -441,3 +441,36 @@ extension MeishiFailure {
         }
     }
 }
+
+/// The words of the common-friends phase (`meishi exchange`) and of `meishi friends`.
+enum FriendsWording {
+    static let neverCompared = "never compared: no exchange with it ran a common-friends comparison"
+
+    /// "Common friends (2): Cleo Park, Dev Rao", or "Common friends: none", in my names for them.
+    static func list(_ friends: [Contact]) -> String {
+        friends.isEmpty ? "Common friends: none"
+            : "Common friends (\(friends.count)): " + friends.map { CardRendering.name($0.name) }.joined(separator: ", ")
+    }
+
+    static func json(_ c: Contact) -> JSONValue {
+        .object(["id": .number(Double(c.id ?? 0)), "name": c.name.map(JSONValue.string) ?? .null, "did": .string(c.did)])
+    }
+
+    /// Why the comparison did not run; the other side says the mirror image.
+    static func skipped(_ why: CommonFriendsSkip) -> String {
+        switch why {
+        case .offHere: "not compared: --friends off"
+        case .offByPeer: "not compared: the other side uses --friends off"
+        case .unauthenticatedHere:
+            "not compared: nobody compared the code here (--yes); compare the code or use --code to compare contacts"
+        case .unauthenticatedByPeer:
+            "not compared: nobody compared the code on the other side (--yes there); compare it or use --code"
+        case .ourSetTooLarge(let n, let limit): "not compared: your \(n) contacts exceed the other side's --max-set \(limit)"
+        case .peerSetTooLarge(let n, let limit): "not compared: the other side's \(n) contacts exceed --max-set \(limit)"
+        }
+    }
+
+    static func failed(_ e: CommonFriendsError) -> String {
+        "not compared: \(e.description); the card exchange itself completed"
+    }
+}

@@ -85,10 +85,25 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("Largest clock difference accepted for the peer's card.", valueName: "duration"))
     var maxSkew: DurationArgument = .defaultMaximumSkew
 
+    @Option(help: ArgumentHelp("Compare contacts privately after the cards: ecdh, verified, hash or off.", discussion:
+        "Each side learns which contacts both hold, never the others'. The most private mode either side asks for runs (off > verified > ecdh > hash). 'hash' sends salted SHA-256 hashes of DIDs: the peer can test DIDs it knows against them.",
+                               valueName: "mode"))
+    var friends: FriendsMode = .ecdh
+
+    @Option(help: ArgumentHelp("Largest contact set accepted from the peer for common friends.", valueName: "n"))
+    var maxSet: Int = ExchangeService.FriendsOptions.defaultMaximumSetSize
+
+    @Option(help: ArgumentHelp("Also compare contacts' emails and phones (ecdh and verified only).", valueName: "emails,phones"))
+    var match: MatchArgument?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func validate() throws {
+        guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
+        if match != nil, friends == .hash || friends == .off {
+            throw ValidationError("--match needs --friends ecdh or verified: emails and phones hashed alone could be guessed offline")
+        }
         guard !(listen && peer != nil) else { throw ValidationError("use --listen on one side and --peer HOST:PORT on the other, not both") }
         if listen || peer != nil, alias != nil || interfaceName != nil {
             throw ValidationError("--alias and --interface are for discovery; they do not go with --listen or --peer")
@@ -182,7 +197,9 @@ struct Exchange: MeishiCommand {
         do {
             outcome = try await ExchangeService(home: session.home).run(
                 endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
-                timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes, clock: ctx.unixClock,
+                timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
+                friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
+                clock: ctx.unixClock,
                 confirm: { code in
                     spinner.stop()
                     if yes {
@@ -223,10 +240,31 @@ struct Exchange: MeishiCommand {
                 "code": o.code.map(JSONValue.string) ?? .null, "authentication": .string(o.authentication.rawValue),
                 "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
                 "store": .string(home.databasePath), "contact": CardRendering.json(c),
+                "commonFriends": o.commonFriends.map(Self.json) ?? .null,
             ]))
             return
         }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
+        guard let report = o.commonFriends else { return }
+        switch report.outcome {
+        case .ran(let mode, _, let peerSetSize):
+            out.line(FriendsWording.list(report.friends))
+            out.note("common friends compared by \(mode.rawValue) (the other side compared \(peerSetSize))")
+        case .skipped(let why): out.line("Common friends: " + FriendsWording.skipped(why))
+        case .failed(let e): out.line("Common friends: " + FriendsWording.failed(e))
+        }
+    }
+
+    static func json(_ report: ExchangeService.CommonFriendsReport) -> JSONValue {
+        switch report.outcome {
+        case .ran(let mode, _, let peerSetSize):
+            .object(["status": .string("compared"), "mode": .string(mode.rawValue), "peerSetSize": .number(Double(peerSetSize)),
+                     "friends": .array(report.friends.map(FriendsWording.json)),
+                     "bytesSent": .number(Double(report.cost.bytesSent)), "bytesReceived": .number(Double(report.cost.bytesReceived)),
+                     "seconds": .number((report.cost.seconds * 1000).rounded() / 1000)])
+        case .skipped(let why): .object(["status": .string("skipped"), "reason": .string(FriendsWording.skipped(why))])
+        case .failed(let e): .object(["status": .string("failed"), "reason": .string(FriendsWording.failed(e))])
+        }
     }
 }

@@ -12,6 +12,10 @@ struct Inbox: MeishiCommand {
             once shown (--json counts as shown). Expired messages are deleted whenever meishi opens its \
             store, with SQLite secure_delete on and the write-ahead log checkpointed and truncated, so \
             their bytes are left in no file of the home; --purge does it now.
+
+            Examples:
+              meishi inbox
+              meishi inbox --all --json
             """)
 
     @OptionGroup var global: GlobalOptions

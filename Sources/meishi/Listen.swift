@@ -14,6 +14,10 @@ struct Listen: MeishiCommand {
             expired, oversized or failing authentication is refused with a logged reason and nothing is \
             stored; a message received twice is acknowledged again and stored once. Messages are kept \
             sealed: read them with 'meishi inbox'.
+
+            Examples:
+              meishi listen --for 1h
+              meishi listen --port 0 --json
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -20,7 +20,7 @@ struct Meishi: AsyncParsableCommand {
             """,
         version: version,
         subcommands: [Init.self, Id.self, PassphraseCommand.self, CardCommand.self, Verify.self, Scan.self, Exchange.self,
-                      Contacts.self, Send.self, Listen.self, Inbox.self])
+                      Contacts.self, Friends.self, Send.self, Listen.self, Inbox.self])
 
     static func main() async {
         Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst()), in: Context.live()))

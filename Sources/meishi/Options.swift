@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MeishiCard
 import MeishiKit
+import MeishiProximity
 import MeishiStore
 
 /// Options every command takes.
@@ -40,6 +41,23 @@ extension LoggingSystem {
 
 extension DisclosureLevel: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
+
+extension FriendsMode: ExpressibleByArgument {
+    public static var allValueStrings: [String] { ["ecdh", "verified", "hash", "off"] }
+}
+
+/// `--match emails,phones`: what common friends are compared on besides DIDs.
+struct MatchArgument: ExpressibleByArgument {
+    let emails: Bool
+    let phones: Bool
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !parts.isEmpty, parts.allSatisfy({ ["emails", "phones"].contains($0) }) else { return nil }
+        emails = parts.contains("emails")
+        phones = parts.contains("phones")
+    }
 }
 
 extension Trust: ExpressibleByArgument {

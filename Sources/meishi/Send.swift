@@ -15,6 +15,10 @@ struct Send: MeishiCommand {
             listener recognises (or connects to --peer), waits for the acknowledgement and prints \
             'delivered'. Nobody answered within --timeout: exit 75, not delivered, nothing half-sent. \
             Write - as TEXT to read it from standard input (it then stays out of ps and shell history).
+
+            Examples:
+              meishi send Ken "great talk - slides at https://example.org/s"
+              echo "the door code is 4711" | meishi send Ken - --ttl 1h --once
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -29,6 +29,7 @@ import NIOCore
             case .peerConfirmed: "confirmed"
             case .cardReceived(let card): "card \(card.payload.displayName ?? "")"
             case .peerAcknowledged: "acknowledged"
+            case .postCard(let type, let content): "post-card \(type) (\(content.count) bytes)"
             }
         }
     }

@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import MeishiCard
+
+/// A contact as an element of a common-friends comparison: its DID, and the emails and phones
+/// its signed card holds, normalised (never the unsigned values merged into it).
+public struct FriendCandidate: Equatable, Sendable {
+    public let contactID: Int64
+    public let did: String
+    /// Trimmed and lowercased.
+    public let emails: [String]
+    /// E.164 only: a national number cannot be compared across countries.
+    public let phones: [String]
+}
+
+/// The last comparison with one contact: when, how, and which of my contacts it shares.
+public struct CommonFriends: Equatable, Sendable {
+    /// The mode that ran (`hash`, `ecdh`, `verified`).
+    public let mode: String
+    /// Unix seconds.
+    public let at: Int64
+    /// How many elements the peer compared.
+    public let peerSetSize: Int
+    /// My contacts it shares, still stored (a contact deleted later drops out), by name.
+    public let friends: [Contact]
+}
+
+extension ContactStore {
+    /// Registers the common-friends tables (shipped names are never edited).
+    static func registerCommonFriendsMigration(_ m: inout DatabaseMigrator) {
+        m.registerMigration("v3-common-friends") { db in
+            try db.create(table: "friend_comparison") { t in
+                t.primaryKey("contactId", .integer).references("contact", onDelete: .cascade)
+                t.column("mode", .text).notNull()
+                t.column("at", .integer).notNull()
+                t.column("peerSetSize", .integer).notNull()
+            }
+            try db.create(table: "common_friend") { t in
+                t.column("contactId", .integer).notNull().references("friend_comparison", column: "contactId", onDelete: .cascade)
+                t.column("friendId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.primaryKey(["contactId", "friendId"])
+            }
+            try db.create(index: "common_friend_on_friend", on: "common_friend", columns: ["friendId"])
+        }
+    }
+
+    /// The contacts a comparison may use: signed or met (never unsigned), without `excludingDID`
+    /// (the peer), ordered by id; their emails and phones only when `values` (`--match`), since
+    /// reading the DIDs alone skips decoding every card.
+    public func friendCandidates(excludingDID: String, values: Bool = true) throws(StoreError) -> [FriendCandidate] {
+        try read { db in
+            guard values else {
+                return try Row.fetchAll(db, sql: "SELECT id, did FROM contact WHERE trust != ? AND did != ? ORDER BY id",
+                                        arguments: [Trust.unsigned.rawValue, excludingDID])
+                    .map { FriendCandidate(contactID: $0["id"], did: $0["did"], emails: [], phones: []) }
+            }
+            return try Contact.filter(Column("trust") != Trust.unsigned.rawValue && Column("did") != excludingDID).order(Column("id"))
+                .fetchAll(db).map { c in
+                    FriendCandidate(
+                        contactID: c.id!, did: c.did,
+                        emails: Array(Set((c.fields[.email] ?? []).map { CardText.normalizedEmail($0.trimmingCharacters(in: .whitespaces)) }
+                            .filter { !$0.isEmpty })).sorted(),
+                        phones: Array(Set((c.fields[.phone] ?? []).compactMap(CardText.e164))).sorted())
+                }
+        }
+    }
+
+    /// Records a comparison with `contactID`, replacing the one before. Friends deleted meanwhile are left out.
+    public func recordCommonFriends(of contactID: Int64, friendIDs: [Int64], mode: String, at: Int64, peerSetSize: Int) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM friend_comparison WHERE contactId = ?", arguments: [contactID])
+            try db.execute(sql: "INSERT INTO friend_comparison (contactId, mode, at, peerSetSize) VALUES (?, ?, ?, ?)",
+                           arguments: [contactID, mode, at, peerSetSize])
+            let insert = try db.makeStatement(sql: """
+                INSERT OR IGNORE INTO common_friend (contactId, friendId) SELECT ?, id FROM contact WHERE id = ? AND id != ?
+                """)
+            for f in friendIDs { try insert.execute(arguments: [contactID, f, contactID]) }
+        }
+    }
+
+    /// The last comparison with `contactID`; nil when there was none (added by QR or import).
+    public func commonFriends(of contactID: Int64) throws(StoreError) -> CommonFriends? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT mode, at, peerSetSize FROM friend_comparison WHERE contactId = ?",
+                                             arguments: [contactID]) else { return nil }
+            let friends = try Contact.filter(sql: "id IN (SELECT friendId FROM common_friend WHERE contactId = ?)", arguments: [contactID])
+                .order(sql: "name COLLATE NOCASE, id").fetchAll(db)
+            return CommonFriends(mode: row["mode"], at: row["at"], peerSetSize: row["peerSetSize"], friends: friends)
+        }
+    }
+
+    /// Every contact with the number of friends it shares with me; nil for a contact never compared.
+    public func commonFriendCounts() throws(StoreError) -> [(contact: Contact, shared: Int?, mode: String?)] {
+        try read { db in
+            let counts = try Row.fetchAll(db, sql: """
+                SELECT f.contactId, f.mode, (SELECT COUNT(*) FROM common_friend c WHERE c.contactId = f.contactId) AS n
+                FROM friend_comparison f
+                """)
+            var byID: [Int64: (Int, String)] = [:]
+            for r in counts { byID[r["contactId"]] = (r["n"], r["mode"]) }
+            return try Contact.all().order(sql: "name COLLATE NOCASE, id").fetchAll(db).map { c in
+                (c, byID[c.id!]?.0, byID[c.id!]?.1)
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import MeishiCard
+import MeishiKit
+import MeishiStore
+
+struct Friends: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List contacts with how many friends each shares with you.",
+        discussion: """
+            Every 'meishi exchange' compares the two people's contacts privately (see --friends there) \
+            and keeps, with the new contact, which of your contacts it also knows. A contact added by QR \
+            or import was never compared. 'meishi friends common REF' lists the shared ones.
+
+            Examples:
+              meishi friends
+              meishi friends common ken --json
+            """,
+        subcommands: [FriendsList.self, FriendsCommon.self], defaultSubcommand: FriendsList.self)
+}
+
+struct FriendsList: MeishiCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts with how many friends each shares with you.",
+        discussion: """
+            A contact added by QR or import was never compared: it says so rather than 0.
+
+            Examples:
+              meishi friends
+              meishi friends list --json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func run(_ ctx: Context) throws {
+        let rows = try global.session(ctx).contacts.commonFriendCounts()
+        if json {
+            ctx.out.json(.array(rows.map { r in
+                .object(["id": .number(Double(r.contact.id ?? 0)), "name": r.contact.name.map(JSONValue.string) ?? .null,
+                         "did": .string(r.contact.did), "compared": .bool(r.shared != nil),
+                         "commonFriends": r.shared.map { .number(Double($0)) } ?? .null, "mode": r.mode.map(JSONValue.string) ?? .null])
+            }))
+            return
+        }
+        guard !rows.isEmpty else { return ctx.out.note("no contacts yet") }
+        for r in rows {
+            let count = r.shared.map { "\($0) common friend\($0 == 1 ? "" : "s") (\(r.mode ?? "?"))" } ?? FriendsWording.neverCompared
+            ctx.out.line("#\(r.contact.id ?? 0)  \(CardRendering.name(r.contact.name))  \(count)")
+        }
+    }
+}
+
+struct FriendsCommon: MeishiCommand {
+    static let configuration = CommandConfiguration(commandName: "common", abstract: "List the friends one contact shares with you.",
+        discussion: """
+            Your contacts that the last exchange with REF found it also knows, in your names for them, \
+            with the mode and the time of that comparison.
+
+            Examples:
+              meishi friends common ken
+              meishi friends common 4 --json
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
+    var ref: String
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func run(_ ctx: Context) throws {
+        let (contact, found) = try global.session(ctx).contacts.commonFriends(of: ref)
+        if json {
+            var object: [String: JSONValue] = [
+                "contact": .object(["id": .number(Double(contact.id ?? 0)), "name": contact.name.map(JSONValue.string) ?? .null,
+                                    "did": .string(contact.did)]),
+                "compared": .bool(found != nil),
+            ]
+            if let found {
+                object["mode"] = .string(found.mode)
+                object["at"] = .string(CardRendering.date(found.at))
+                object["peerSetSize"] = .number(Double(found.peerSetSize))
+                object["friends"] = .array(found.friends.map(FriendsWording.json))
+            }
+            ctx.out.json(.object(object))
+            return
+        }
+        guard let found else {
+            return ctx.out.line("\(CardRendering.name(contact.name)): \(FriendsWording.neverCompared) (added by \(Console.safe(contact.source)))")
+        }
+        ctx.out.line(FriendsWording.list(found.friends))
+        ctx.out.note("compared with \(CardRendering.name(contact.name)) by \(found.mode) on \(CardRendering.date(found.at))")
+    }
+}

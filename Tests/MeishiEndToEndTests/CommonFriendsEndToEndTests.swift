@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import meishi
+
+/// Two people with contacts in common and not in common: each exchange reports exactly the common
+/// ones, stores nothing else, and `meishi friends` shows them later (issue 9).
+@Suite(.serialized) struct CommonFriendsEndToEndTests {
+    /// Mei knows Cleo, Dev and Eve; Ken knows Cleo, Dev and Fay. Both also imported Gus from the
+    /// same vCard (unsigned: never compared) and hold Ivy's email under different DIDs.
+    struct World {
+        let mei: CLI, ken: CLI
+        let names: [String: String]  // name -> DID
+
+        static func make() throws -> World {
+            let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+            let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+            var names: [String: String] = [:]
+            for (name, holders) in [("Cleo Park", [mei, ken]), ("Dev Rao", [mei, ken]), ("Eve Moss", [mei]), ("Fay Lin", [ken])] {
+                let friend = try CLI.withCard(name: name, email: name.lowercased().replacingOccurrences(of: " ", with: ".") + "@example.org")
+                names[name] = try friend("id", "--json").json["did"] as? String
+                let card = try friend.file("card.json", try friend.export())
+                for h in holders { try #require(try h("contacts", "add", card).status == 0) }
+            }
+            let gus = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Gus Unsigned\r\nEMAIL:gus@example.org\r\nEND:VCARD\r\n"
+            for h in [mei, ken] {
+                let path = try h.file("gus.vcf", Data(gus.utf8))
+                try #require(try h("contacts", "import", path).status == 0)
+            }
+            return World(mei: mei, ken: ken, names: names)
+        }
+    }
+
+    static func friendNames(_ json: [String: Any]) -> [String]? {
+        ((json["commonFriends"] as? [String: Any])?["friends"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+    }
+
+    /// Runs a --code exchange between the two homes with `extra` on both sides; returns both JSON results.
+    static func exchange(_ w: World, listener: [String] = [], dialer: [String] = [], code: Bool = true) throws
+        -> (listener: [String: Any], dialer: [String: Any], dialerErr: String) {
+        let codeArgs = code ? ["--code", "41-velvet-harbor"] : []
+        let (p, port, out, err) = try ExchangeCommandTests.startListener(w.mei, ["--json", "--timeout", "120"] + codeArgs + listener)
+        let d = try w.ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes", "--json"] + codeArgs + dialer)
+        p.waitUntilExit()
+        let l = (try? JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile())) as? [String: Any] ?? [:]
+        #expect(d.status == 0 && p.terminationStatus == 0,
+                "\(d.stderr)\n\(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        return (l, d.json, d.stderr)
+    }
+
+    @Test(arguments: ["ecdh", "verified", "hash"])
+    func twoProcessesLearnExactlyTheCommonFriends(mode: String) throws {
+        let w = try World.make()
+        let before = (try w.mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]])?.count
+        let r = try Self.exchange(w, listener: ["--friends", mode], dialer: ["--friends", mode])
+        #expect(Self.friendNames(r.listener) == ["Cleo Park", "Dev Rao"])
+        #expect(Self.friendNames(r.dialer) == ["Cleo Park", "Dev Rao"])
+        for j in [r.listener, r.dialer] {
+            let cf = j["commonFriends"] as? [String: Any]
+            #expect(cf?["mode"] as? String == mode && cf?["status"] as? String == "compared")
+            #expect(cf?["peerSetSize"] as? Double == 3)
+        }
+        // Nothing else appears in either store: Mei gained Ken, and no Fay.
+        let meis = try w.mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+        #expect(meis?.count == (before ?? 0) + 1)
+        #expect(meis?.contains { $0["name"] as? String == "Fay Lin" } == false)
+        let common = try w.mei("friends", "common", "Ken Sato", "--json").json
+        #expect(common["compared"] as? Bool == true && common["mode"] as? String == mode)
+        #expect((common["friends"] as? [[String: Any]])?.compactMap { $0["did"] as? String } == [w.names["Cleo Park"]!, w.names["Dev Rao"]!])
+    }
+
+    @Test func matchingEmailsFindsAFriendKnownUnderAnotherKey() throws {
+        let w = try World.make()
+        // Ken holds a second card of Eve's address from another key: only the email is common.
+        let eve2 = try CLI.withCard(name: "Eve (new phone)", email: "EVE.Moss@example.org")
+        try #require(try w.ken("contacts", "add", try eve2.file("card.json", try eve2.export())).status == 0)
+        let r = try Self.exchange(w, listener: ["--match", "emails"], dialer: ["--match", "emails"])
+        #expect(Self.friendNames(r.listener) == ["Cleo Park", "Dev Rao", "Eve Moss"])
+        #expect(Self.friendNames(r.dialer) == ["Cleo Park", "Dev Rao", "Eve (new phone)"])
+        // Gus was imported unsigned on both sides with the same email: never an element.
+        #expect(Self.friendNames(r.dialer)?.contains("Gus Unsigned") == false)
+    }
+
+    @Test func yesWithoutACodeSkipsWithANoteOnBothSides() throws {
+        let w = try World.make()
+        let r = try Self.exchange(w, code: false)
+        for j in [r.listener, r.dialer] {
+            let cf = j["commonFriends"] as? [String: Any]
+            #expect(cf?["status"] as? String == "skipped")
+            #expect((cf?["reason"] as? String)?.contains("--yes") == true, "\(cf ?? [:])")
+        }
+        let text = try w.mei("friends", "common", "Ken Sato")
+        #expect(text.stdout.contains("never compared"))
+    }
+
+    @Test func capAndOffSkipOnBothSidesAndSayWhy() throws {
+        let w = try World.make()
+        let r = try Self.exchange(w, listener: ["--max-set", "2"])
+        #expect((r.listener["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: the other side's 3 contacts exceed --max-set 2")
+        #expect((r.dialer["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: your 3 contacts exceed the other side's --max-set 2")
+        let off = try Self.exchange(w, dialer: ["--friends", "off"])
+        #expect((off.listener["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: the other side uses --friends off")
+        #expect(try w.mei("exchange", "--friends", "hash", "--match", "emails").status == 64)
+    }
+
+    /// `meishi friends` and `friends common` in-process, in text and JSON; a contact deleted later drops out.
+    @Test func friendsCommandsAndADeletedContactDropsOut() async throws {
+        let w = try World.make()
+        _ = try Self.exchange(w)
+        var run = InProcess()
+        run.environment = ["MEISHI_HOME": w.mei.home]
+        var r = await run("friends", "common", "Ken")
+        #expect(r.status == 0 && r.out == "Common friends (2): Cleo Park, Dev Rao\n", "\(r)")
+        r = await run("friends", "--json")
+        let rows = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]]
+        #expect(rows?.first { $0["name"] as? String == "Ken Sato" }?["commonFriends"] as? Double == 2)
+        #expect(rows?.first { $0["name"] as? String == "Cleo Park" }?["compared"] as? Bool == false)
+        r = await run("friends", "common", "Cleo")
+        #expect(r.out.contains("Cleo Park: never compared"))
+        #expect(await run("contacts", "delete", "Cleo Park").status == 0)
+        r = await run("friends", "common", "Ken", "--json")
+        let common = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+        #expect((common?["friends"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Dev Rao"])
+        r = await run("friends")
+        #expect(r.out.contains("Ken Sato  1 common friend (ecdh)"), "\(r.out)")
+        r = await run("friends", "common", "nobody")
+        #expect(r.status != 0 && r.err.hasPrefix("meishi: error:"))
+    }
+}
+
+/// The same two people in two network namespaces, finding each other by discovery with a code.
+@Suite(.serialized) struct CommonFriendsNamespaceTests {
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func twoNamespacesReportOnlyTheCommonFriends() throws {
+        let teardown = try NamespaceExchangeTests.hosts("mcf", 2)
+        defer { teardown() }
+        let w = try CommonFriendsEndToEndTests.World.make()
+        let first = try NamespaceExchangeTests.exchange(in: "mcf1", home: w.mei.home, ["--code", "77-amber-lantern"])
+        let second = try NamespaceExchangeTests.exchange(in: "mcf2", home: w.ken.home, ["--code", "77-amber-lantern", "--friends", "verified"])
+        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
+        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
+        #expect(CommonFriendsEndToEndTests.friendNames(a.1) == ["Cleo Park", "Dev Rao"])
+        #expect(CommonFriendsEndToEndTests.friendNames(b.1) == ["Cleo Park", "Dev Rao"])
+        #expect((a.1["commonFriends"] as? [String: Any])?["mode"] as? String == "verified")
+        let kens = try w.ken("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
+        #expect(kens?.compactMap { $0["name"] as? String }.sorted() == ["Cleo Park", "Dev Rao", "Fay Lin", "Gus Unsigned", "Mei Tanaka"])
+    }
+}
