@@ -31,7 +31,8 @@ def opencv(path):
 
 
 def zbarimg(path):
-    p = subprocess.run(["zbarimg", "--raw", "-q", "-Sbinary", path], capture_output=True)
+    # QR only: zbarimg also tries 1-D symbologies and can read a false EAN-13 in a block-drawn picture.
+    p = subprocess.run(["zbarimg", "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-Sbinary", path], capture_output=True)
     out = p.stdout.decode("utf-8")
     return [out[:-1] if out.endswith("\n") else out] if p.returncode == 0 else []
 

@@ -64,16 +64,24 @@ public struct MessageEnvelope: Equatable, Sendable {
 
     static func bigEndian(_ v: Int64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: v) >> (56 - 8 * UInt64($0))) } }
 
-    /// Seals `text` from `senderKey` to `recipientKey`. `id` and `nonce` are random unless given
-    /// (test vectors give them).
-    public static func seal(text: String, created: Int64, lifetime: Int64, once: Bool, senderDID: String, recipientDID: String,
-                            senderKey: X25519.SecretKey, recipientKey: X25519.PublicKey,
-                            id: [UInt8]? = nil, nonce: [UInt8]? = nil) throws(MessageEnvelopeError) -> MessageEnvelope {
+    /// The text's UTF-8 bytes when it and the lifetime are within the limits (checked before a
+    /// network step, so a note that cannot be sent fails first).
+    @discardableResult
+    public static func validate(text: String, lifetime: Int64) throws(MessageEnvelopeError) -> [UInt8] {
         let t = Array(text.utf8)
         guard !t.isEmpty else { throw .emptyText }
         guard t.count <= maximumTextBytes else { throw .textTooLong(t.count) }
         guard !t.contains(0) else { throw .nulCharacter }
         guard (1...maximumLifetime).contains(lifetime) else { throw .badLifetime(lifetime) }
+        return t
+    }
+
+    /// Seals `text` from `senderKey` to `recipientKey`. `id` and `nonce` are random unless given
+    /// (test vectors give them).
+    public static func seal(text: String, created: Int64, lifetime: Int64, once: Bool, senderDID: String, recipientDID: String,
+                            senderKey: X25519.SecretKey, recipientKey: X25519.PublicKey,
+                            id: [UInt8]? = nil, nonce: [UInt8]? = nil) throws(MessageEnvelopeError) -> MessageEnvelope {
+        let t = try validate(text: text, lifetime: lifetime)
         guard DIDKey.ed25519PublicKey(from: senderDID) != nil, DIDKey.ed25519PublicKey(from: recipientDID) != nil else {
             throw .malformed("sender and recipient must be Ed25519 did:key identifiers")
         }

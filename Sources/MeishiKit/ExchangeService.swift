@@ -16,6 +16,21 @@ public struct ExchangeService: Sendable {
         public let authentication: Authentication
         /// The common-friends phase: how it ended and, when it ran, my contacts the peer also knows.
         public let commonFriends: CommonFriendsReport?
+        /// The message phase: ours delivered or not, theirs stored or not.
+        public let messages: ExchangeMessageOutcome?
+    }
+
+    /// `exchange --message`: a note for the person met, sealed for their card's key once it verified.
+    public struct MessageOptions: Sendable {
+        public var text: String
+        public var lifetime: Int64
+        public var once: Bool
+
+        public init(text: String, lifetime: Int64, once: Bool) {
+            self.text = text
+            self.lifetime = lifetime
+            self.once = once
+        }
     }
 
     /// What `--friends`, `--max-set` and `--match` asked for.
@@ -64,7 +79,7 @@ public struct ExchangeService: Sendable {
     /// card is checked against `clock` with `maximumSkew` both ways.
     public func run(endpoint: ExchangeEndpoint, code: ExchangeCode?, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
                     timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard,
-                    clock: @escaping @Sendable () -> Int64,
+                    message: MessageOptions? = nil, clock: @escaping @Sendable () -> Int64,
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
@@ -82,6 +97,30 @@ public struct ExchangeService: Sendable {
         participant.commonFriends = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
             codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
+        // Post-card phase 2: the peer's card is verified and acknowledged by then. Its envelope is
+        // checked against the stored contact (key, trust), so the card is stored first, once.
+        let authenticated = code != nil || confirmedByPerson
+        let early = StoredOnce()
+        if let message {
+            // Refuse a note that cannot be sent before the network, not after the cards.
+            do { try MessageEnvelope.validate(text: message.text, lifetime: message.lifetime) } catch { throw .messageText(error) }
+        }
+        participant.messages = ExchangeMessages(
+            authenticated: authenticated,
+            outgoing: { peer in
+                guard let message else { return nil }
+                let contact = Contact(card: peer, trust: .met, source: "exchange", seen: clock())
+                return try MessageService.makeEnvelope(text: message.text, for: contact, identity: identity, lifetime: message.lifetime,
+                                                       once: message.once, now: clock())
+            },
+            incoming: { bytes, peer in
+                do {
+                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: "exchange", now: clock(), in: store) }
+                } catch {
+                    return .refused(.storeFailed)
+                }
+                return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock(), log: log)
+            })
         let result: ExchangeResult
         do {
             result = try await ExchangeTransport.exchange(endpoint, timeoutSeconds: timeoutSeconds, participant: participant,
@@ -90,8 +129,13 @@ public struct ExchangeService: Sendable {
             throw .exchange(error)
         }
         let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
-        let stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
+        let stored: StoreOutcome
+        if let already = early.outcome {
+            stored = already
+        } else {
+            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
                                       in: store)
+        }
         var report: CommonFriendsReport?
         if let outcome = result.commonFriends {
             var shared: [Contact] = []
@@ -105,7 +149,21 @@ public struct ExchangeService: Sendable {
             report = CommonFriendsReport(outcome: outcome, friends: shared, cost: result.commonFriendsCost)
         }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
-                       authentication: authentication, commonFriends: report)
+                       authentication: authentication, commonFriends: report, messages: result.messages)
+    }
+}
+
+/// The peer's contact when the message phase had to store it before the exchange returned.
+private final class StoredOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: StoreOutcome?
+
+    var outcome: StoreOutcome? { lock.withLock { stored } }
+
+    func store(_ add: () throws(MeishiError) -> StoreOutcome) throws(MeishiError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if stored == nil { stored = try add() }
     }
 }
 

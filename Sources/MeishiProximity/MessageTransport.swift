@@ -24,6 +24,9 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
     case malformed = 7
     /// The receiver could not store it.
     case storeFailed = 8
+    /// Inside an exchange: nobody compared the code on the receiving side (`--yes` without a
+    /// code), so the sender is not known to be who the card says.
+    case notAuthenticated = 9
 
     public var description: String {
         switch self {
@@ -35,6 +38,7 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
         case .unsignedSender: "the sender is an unsigned contact there"
         case .malformed: "malformed message"
         case .storeFailed: "the recipient could not store it"
+        case .notAuthenticated: "the exchange was not authenticated there (--yes without a code)"
         }
     }
 }

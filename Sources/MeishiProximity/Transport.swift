@@ -18,6 +18,8 @@ public struct ExchangeParticipant: Sendable {
     public var log: @Sendable (String) -> Void
     /// Post-card phase 1: compare contacts privately (nil: the phase is not run at all; an old peer).
     public var commonFriends: CommonFriendsRequest?
+    /// Post-card phase 2: one message each way (nil: the phase is not run).
+    public var messages: ExchangeMessages?
 
     public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
@@ -47,6 +49,8 @@ public struct ExchangeResult: Sendable {
     public let commonFriends: CommonFriendsOutcome?
     /// What that phase cost.
     public let commonFriendsCost: CommonFriendsCost
+    /// How the message phase ended; nil when this side did not run it.
+    public let messages: ExchangeMessageOutcome?
 }
 
 /// Why an exchange did not finish.
@@ -468,8 +472,12 @@ public enum ExchangeTransport {
                     if let request = participant.commonFriends {
                         friends = await commonFriends(request, session: session, cost: &cost, send: send, next: next)
                     }
+                    var messages: ExchangeMessageOutcome?
+                    if let phase = participant.messages {
+                        messages = await messagePhase(phase, session: session, send: send, next: next)
+                    }
                     return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,
-                                          commonFriendsCost: cost)
+                                          commonFriendsCost: cost, messages: messages)
                 } catch let e as ExchangeError {
                     // Tell the peer why before the connection closes (a code mismatch in plain text:
                     // there is no shared key to seal with).

@@ -96,10 +96,27 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("Also compare contacts' emails and phones (ecdh and verified only).", valueName: "emails,phones"))
     var match: MatchArgument?
 
+    @Option(help: ArgumentHelp("After the cards, send this note to the person (- reads it from standard input).", discussion:
+        "Sealed for their card's key, like 'meishi send'; only in an authenticated exchange (a code, or digits a person compared).",
+        valueName: "text"))
+    var message: String?
+
+    @Option(help: ArgumentHelp("With --message: delete it from their inbox after this long (at most 7d).", valueName: "duration"))
+    var ttl: DurationArgument = DurationArgument(seconds: MessageEnvelope.defaultLifetime)
+
+    @Flag(help: "With --message: their inbox deletes it once it has been shown.")
+    var once = false
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func validate() throws {
+        guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
+        if message == nil, once { throw ValidationError("--once goes with --message") }
+        if message == "-", code == nil, !yes {
+            throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
+        }
+        if let message, message != "-", message.isEmpty { throw ValidationError("the --message text is empty") }
         guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
         if match != nil, friends == .hash || friends == .off {
             throw ValidationError("--match needs --friends ecdh or verified: emails and phones hashed alone could be guessed offline")
@@ -160,9 +177,20 @@ struct Exchange: MeishiCommand {
                                 status: .usage)
         }
         let session = try global.session(ctx)
+        var note = message
+        if message == "-" {
+            let bytes = try ctx.readStandardInput(MessageEnvelope.maximumTextBytes + 1)
+            guard let s = String(validating: bytes, as: UTF8.self) else {
+                throw MeishiFailure("standard input is not UTF-8 text", status: .dataError)
+            }
+            note = s.hasSuffix("\n") ? String(s.dropLast()) : s
+        }
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
         let interactive = !yes && !json
+        if note != nil, exchangeCode == nil, yes, !json {
+            ctx.out.note("the message will not be sent: nobody compares the code (--yes); use --code, or 'meishi send' later")
+        }
         var endpoint: ExchangeEndpoint
         if listen {
             endpoint = .listen(host: nil, port: port)
@@ -199,6 +227,7 @@ struct Exchange: MeishiCommand {
                 endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
                 timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
                 friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
+                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) },
                 clock: ctx.unixClock,
                 confirm: { code in
                     spinner.stop()
@@ -241,9 +270,11 @@ struct Exchange: MeishiCommand {
                 "peer": .string(o.peerAddress), "trust": .string(c.trust.rawValue),
                 "store": .string(home.databasePath), "contact": CardRendering.json(c),
                 "commonFriends": o.commonFriends.map(Self.json) ?? .null,
+                "messages": o.messages.map(MessageWording.json) ?? .null,
             ]))
             return
         }
+        defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.name(c.name), out) } }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
         guard let report = o.commonFriends else { return }
