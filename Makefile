@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange man check-man confusables install uninstall clean
+.PHONY: all deps build release demo test bench bench-exchange bench-qr man check-man confusables install uninstall clean
 
 all: build
 
@@ -39,6 +39,11 @@ bench-exchange: release
 	@scripts/install-deps.sh hyperfine iproute2
 	@scripts/python-tools.sh magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
 	@scripts/bench.sh exchange
+
+bench-qr: release
+	@scripts/install-deps.sh hyperfine qrencode zbar-tools time
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
+	@scripts/bench.sh qr
 
 bench: release
 	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq

@@ -10,23 +10,87 @@ public struct FoundCode: Equatable, Sendable {
     public static func == (a: FoundCode, b: FoundCode) -> Bool { a.bytes == b.bytes && a.pass == b.pass }
 }
 
-/// Finds QR codes with libzbar, retrying on transformed copies of the image when the
-/// original yields nothing: downscaled, contrast-stretched, locally binarised, rescaled.
+/// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
+/// by their finder patterns and straightened (``FinderLocator``), then downscaled,
+/// contrast-stretched, locally binarised and rescaled copies. Passes run until every located
+/// code is read or the time budget is spent; every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
+    /// Time after which no further pass starts (a pass under way finishes).
+    public static let defaultBudget = Duration.milliseconds(250)
+    /// Most straightened candidates tried per image.
+    static let maximumCandidates = 48
+    /// Share of timing-pattern modules that must alternate before a candidate goes to zbar.
+    static let minimumTiming = 0.7
 
-    public static func scan(_ image: GrayImage) -> [FoundCode] {
+    public static func scan(_ image: GrayImage, budget: Duration = defaultBudget) -> [FoundCode] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + budget
         var found: [FoundCode] = []
-        for (name, make) in passes(for: image) {
-            guard let (candidate, factor) = make() else { continue }
-            for code in ZBar.scan(candidate) where !found.contains(where: { $0.bytes == code.bytes }) {
-                found.append(FoundCode(bytes: code.bytes, points: code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) },
-                                       pass: name))
+        func add(_ bytes: [UInt8], _ points: [(x: Int, y: Int)], _ pass: String) -> Bool {
+            guard !found.contains(where: { $0.bytes == bytes }) else { return false }
+            found.append(FoundCode(bytes: bytes, points: points, pass: pass))
+            return true
+        }
+        let all = passes(for: image)
+        // The image as it is first: most pictures are read here.
+        var unread = 0
+        for (index, (name, make)) in all.enumerated() {
+            if index > 0 {
+                if index == 1 { unread = locate(all[0], deadline: deadline, clock: clock, add: add) }
+                // One code and no other located: done. Several codes: a crowd, where the other
+                // passes may find more, as long as the budget lasts.
+                if found.count == 1 && unread == 0 { break }
+                if clock.now >= deadline { break }
             }
-            if !found.isEmpty { break }
+            guard let (candidate, factor) = make() else { continue }
+            for code in ZBar.scan(candidate) {
+                _ = add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, name)
+            }
         }
         return found
+    }
+
+    /// The finder-pattern pass on the first pass's image: returns how many located codes were
+    /// not read (candidates that share no finder with a code that was).
+    static func locate(_ first: Pass, deadline: ContinuousClock.Instant, clock: ContinuousClock,
+                       add: ([UInt8], [(x: Int, y: Int)], String) -> Bool) -> Int {
+        guard let (gray, factor) = first.1() else { return 0 }
+        let bin = ImageOps.binarise(gray)
+        let triples = FinderLocator.triples(FinderLocator.finders(in: bin))
+        var used = Set<Int>()
+        var failed: [FinderLocator.Triple] = []
+        var tried = 0
+        for t in triples where used.isDisjoint(with: t.indices) {
+            guard tried < maximumCandidates, clock.now < deadline else { failed.append(t); continue }
+            tried += 1
+            var read = false
+            // The maps whose timing patterns alternate, best first: finders of different codes,
+            // or of none, stop here without a zbar call.
+            let maps = FinderLocator.maps(t, bin: bin).map { ($0.dimension, $0.map, FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map)) }
+                .filter { $0.2 >= minimumTiming }.sorted { $0.2 > $1.2 }
+            for (dimension, map, _) in maps.prefix(3) {
+                let r = FinderLocator.rectify(gray, dimension: dimension, toSource: map)
+                let codes = ZBar.scan(r.image)
+                for code in codes {
+                    let points = code.points.map { p in
+                        let (x, y) = r.toSource.apply(Double(p.x) + 0.5, Double(p.y) + 0.5)
+                        return (x: Int(x * factor), y: Int(y * factor))
+                    }
+                    _ = add(code.bytes, points, "finders")
+                }
+                if codes.contains(where: { r.isTheCandidate($0.points) }) { read = true; break }
+            }
+            if read { used.formUnion(t.indices) } else { failed.append(t) }
+        }
+        // Unread codes: failed candidates sharing no finder with a read one or with each other.
+        var unread = 0
+        for t in failed where used.isDisjoint(with: t.indices) {
+            used.formUnion(t.indices)
+            unread += 1
+        }
+        return unread
     }
 
     typealias Pass = (String, () -> (GrayImage, Double)?)
