@@ -196,7 +196,7 @@ enum FinderLocator {
                     guard cosine < 0.45 else { continue }
                     // The legs in modules agree even where perspective makes them differ in pixels.
                     let top = la / ((tl.module + tr.module) / 2), left = lc / ((tl.module + bl.module) / 2)
-                    guard top >= 12, left >= 12, max(top, left) / min(top, left) < 1.4 else { continue }
+                    guard top >= 10, left >= 10, max(top, left) / min(top, left) < 1.6 else { continue }
                     var dimension = Int(((top + left) / 2).rounded()) + 7
                     switch dimension % 4 {
                     case 0: dimension += 1

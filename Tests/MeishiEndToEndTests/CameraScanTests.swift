@@ -22,7 +22,7 @@ enum SyntheticFrames {
 
     /// An unevenly lit background with no code.
     static var empty: GrayImage {
-        GrayImage(width: width, height: height, pixels: (0..<(width * height)).map { UInt8(150 + ($0 % width) / 8 + ($0 / width) / 12) })
+        GrayImage(width: width, height: height, pixels: (0..<(width * height)).map { UInt8(120 + ($0 % width) / 10 + ($0 / width) / 16) })
     }
 
     /// `code` with its top-left corner at (x, y); whatever falls outside the frame is lost.
@@ -109,8 +109,8 @@ enum SyntheticFrames {
         let again = await Self.run(ken, ["scan", "--camera", "/dev/video2", "--json"], frames: [SyntheticFrames.placed(code, x: 10, y: 10)],
                                    opened: opened)
         #expect(again.status == 0)
-        #expect(again.out.contains("\"file\":\"/dev/video2\""))
-        #expect(again.out.contains("\"verdict\":\"valid\""))
+        #expect(again.out.contains("\"file\": \"/dev/video2\""))
+        #expect(again.out.contains("\"verdict\": \"valid\""))
     }
 
     @Test func importTakesTheVCardAndRawTakesAnyCode() async throws {
