@@ -22,7 +22,7 @@ public enum QRScanner {
     /// Processor time after which no further pass starts (a pass under way finishes). Counted
     /// on this thread's CPU clock, so a busy machine slows a scan down but does not change what
     /// it finds.
-    public static let defaultBudget = Duration.milliseconds(250)
+    public static let defaultBudget = Duration.milliseconds(100)
     /// Most straightened candidates tried per image.
     static let maximumCandidates = 48
     /// Share of timing-pattern modules that must alternate before a candidate goes to zbar.
