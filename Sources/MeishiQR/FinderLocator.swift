@@ -193,7 +193,7 @@ enum FinderLocator {
                     let la = dist(tl, tr), lc = dist(tl, bl)
                     guard max(la, lc) / min(la, lc) < 2.5 else { continue }
                     let cosine = abs(ax * cxv + ay * cyv) / (la * lc)
-                    guard cosine < 0.45 else { continue }
+                    guard cosine < 0.6 else { continue }
                     // The legs in modules agree even where perspective makes them differ in pixels.
                     let top = la / ((tl.module + tr.module) / 2), left = lc / ((tl.module + bl.module) / 2)
                     guard top >= 10, left >= 10, max(top, left) / min(top, left) < 1.6 else { continue }
@@ -341,13 +341,15 @@ enum FinderLocator {
         return out
     }
 
-    /// How well the two timing patterns (row and column 6 between the finders) alternate dark and
-    /// light through `map`: near 1 for a code at the right side, near 0.5 for finders of
+    /// How well the two timing patterns (row and column 6 from the top-left finder) alternate dark
+    /// and light through `map`: near 1 for a code at the right side, near 0.5 for finders of
     /// different codes, or of none.
     static func timing(_ bin: GrayImage, dimension: Int, map: Homography) -> Double {
         guard dimension > 17 else { return 0 }
         var agree = 0, total = 0
-        for k in 8...(dimension - 9) {
+        // The first 20 modules from the top-left finder: far along a large code a small error
+        // in the fit puts the samples out of step, though zbar still reads the straightened code.
+        for k in 8...min(dimension - 9, 27) {
             for (mx, my) in [(Double(k) + 0.5, 6.5), (6.5, Double(k) + 0.5)] {
                 let (x, y) = map.apply(mx, my)
                 let xi = Int(x), yi = Int(y)

@@ -25,7 +25,8 @@ public enum QRScanner {
     public static let defaultBudget = Duration.milliseconds(100)
     /// Most straightened candidates tried per image.
     static let maximumCandidates = 48
-    /// Share of timing-pattern modules that must alternate before a candidate goes to zbar.
+    /// Share of timing-pattern modules that must alternate (or, a module out of step, must all
+    /// be the wrong way round) before a candidate goes to zbar.
     static let minimumTiming = 0.7
 
     public static func scan(_ image: GrayImage, budget: Duration = defaultBudget) -> [FoundCode] {
@@ -71,7 +72,7 @@ public enum QRScanner {
             // The maps whose timing patterns alternate, best first: finders of different codes,
             // or of none, stop here without a zbar call.
             let maps = FinderLocator.maps(t, bin: bin).map { ($0.dimension, $0.map, FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map)) }
-                .filter { $0.2 >= minimumTiming }.sorted { $0.2 > $1.2 }
+                .filter { abs($0.2 - 0.5) >= minimumTiming - 0.5 }.sorted { abs($0.2 - 0.5) > abs($1.2 - 0.5) }
             for (dimension, map, _) in maps.prefix(3) {
                 let r = FinderLocator.rectify(gray, dimension: dimension, toSource: map)
                 let codes = ZBar.scan(r.image)
