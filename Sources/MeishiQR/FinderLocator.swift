@@ -9,14 +9,17 @@ import Foundation
 /// 2. Three finders of similar module size that form a right angle with legs of similar length
 ///    are one code: the corner at the right angle is the top-left, the cross product says which
 ///    leg is the top edge, and the legs in modules give the symbol's side (4v + 17).
-/// 3. The fourth point is the alignment pattern (found near where the three centres put it) or,
-///    for version 1 or when it is not found, the parallelogram's corner. The homography from
-///    those four points renders the code upright at `modulePixels` per module, with a quiet zone.
+/// 3. Rays from each finder's centre find the outer corners of its 7x7 square; a least-squares
+///    homography from the twelve corners and three centres (plus the alignment pattern, searched
+///    where that fit puts it) maps modules to pixels, tried at the estimated side and the sides
+///    next to it. A map whose timing patterns do not alternate is dropped before zbar is asked.
+/// 4. The code is drawn upright at `modulePixels` per module with a quiet zone and handed to
+///    zbar, whose Reed-Solomon check still decides what is read.
 enum FinderLocator {
     /// Pixels per module in the straightened image: zbar reads 3-5 comfortably.
     static let modulePixels = 4.0
 
-    struct Finder: Equatable {
+    struct Finder {
         var x: Double
         var y: Double
         var module: Double
@@ -309,12 +312,15 @@ enum FinderLocator {
         if let c0 = corners(of: tl, u: u, v: v, bin: bin), let c1 = corners(of: tr, u: u, v: v, bin: bin),
            let c2 = corners(of: bl, u: u, v: v, bin: bin) {
             var fits: [(Int, Homography, Double)] = []
-            for d in [t.dimension, t.dimension - 4, t.dimension + 4] where (21...177).contains(d) {
+            // The finders' outer corners and centres, in modules and in pixels.
+            func modules(_ d: Int) -> [(Double, Double)] {
                 let s = Double(d)
-                let module: [(Double, Double)] = [(0, 0), (7, 0), (0, 7), (7, 7), (s - 7, 0), (s, 0), (s - 7, 7), (s, 7),
-                                                  (0, s - 7), (7, s - 7), (0, s), (7, s), (3.5, 3.5), (s - 3.5, 3.5), (3.5, s - 3.5)]
-                let image = c0 + c1 + c2 + [(tl.x, tl.y), (tr.x, tr.y), (bl.x, bl.y)]
-                if let h = Homography(fitting: module, to: image) { fits.append((d, h, h.residual(module, image))) }
+                return [(0, 0), (7, 0), (0, 7), (7, 7), (s - 7, 0), (s, 0), (s - 7, 7), (s, 7),
+                        (0, s - 7), (7, s - 7), (0, s), (7, s), (3.5, 3.5), (s - 3.5, 3.5), (3.5, s - 3.5)]
+            }
+            let pixels = c0 + c1 + c2 + [(tl.x, tl.y), (tr.x, tr.y), (bl.x, bl.y)]
+            for d in [t.dimension, t.dimension - 4, t.dimension + 4] where (21...177).contains(d) {
+                if let h = Homography(fitting: modules(d), to: pixels) { fits.append((d, h, h.residual(modules(d), pixels))) }
             }
             for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(2) {
                 let s = Double(d)
@@ -322,10 +328,10 @@ enum FinderLocator {
                     let (ex, ey) = h.apply(s - 6.5, s - 6.5)
                     let m = (tl.module + tr.module + bl.module) / 3
                     if let a = alignment(in: bin, near: ex, ey, module: m, radius: 3 * m) {
-                        let module: [(Double, Double)] = [(0, 0), (7, 0), (0, 7), (7, 7), (s - 7, 0), (s, 0), (s - 7, 7), (s, 7),
-                                                          (0, s - 7), (7, s - 7), (0, s), (7, s), (3.5, 3.5), (s - 3.5, 3.5), (3.5, s - 3.5)]
-                            + Array(repeating: (s - 6.5, s - 6.5), count: 4)
-                        let image = c0 + c1 + c2 + [(tl.x, tl.y), (tr.x, tr.y), (bl.x, bl.y)] + Array(repeating: (a.x, a.y), count: 4)
+                        // The alignment pattern counts as four points: it is the only one near the
+                        // corner the finders leave open.
+                        let module = modules(d) + Array(repeating: (s - 6.5, s - 6.5), count: 4)
+                        let image = pixels + Array(repeating: (a.x, a.y), count: 4)
                         if let ha = Homography(fitting: module, to: image) { out.append((d, ha)) }
                     }
                 }

@@ -19,7 +19,8 @@ public struct FoundCode: Equatable, Sendable {
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
-    /// Processor time after which no further pass starts (a pass under way finishes). Counted
+    /// Processor time after which no further copy is scanned (a pass under way finishes; the
+    /// first pass, the locator and a large photo's full-resolution pass always run). Counted
     /// on this thread's CPU clock, so a busy machine slows a scan down but does not change what
     /// it finds.
     public static let defaultBudget = Duration.milliseconds(100)
@@ -32,10 +33,9 @@ public enum QRScanner {
     public static func scan(_ image: GrayImage, budget: Duration = defaultBudget) -> [FoundCode] {
         let deadline = CPUDeadline(after: budget)
         var found: [FoundCode] = []
-        func add(_ bytes: [UInt8], _ points: [(x: Int, y: Int)], _ pass: String) -> Bool {
-            guard !found.contains(where: { $0.bytes == bytes }) else { return false }
+        func add(_ bytes: [UInt8], _ points: [(x: Int, y: Int)], _ pass: String) {
+            guard !found.contains(where: { $0.bytes == bytes }) else { return }
             found.append(FoundCode(bytes: bytes, points: points, pass: pass))
-            return true
         }
         let all = passes(for: image)
         // The image as it is first: most pictures are read here.
@@ -46,19 +46,21 @@ public enum QRScanner {
                 // One code and no other located: done. Several codes: a crowd, where the other
                 // passes may find more, as long as the budget lasts.
                 if found.count == 1 && unread == 0 { break }
-                if deadline.passed { break }
+                // A large photo always gets its full-resolution look; the copies only within budget.
+                if deadline.passed && name != "full-resolution" { break }
             }
             guard let (candidate, factor) = make() else { continue }
             for code in ZBar.scan(candidate) {
-                _ = add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, name)
+                add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, name)
             }
         }
         return found
     }
 
     /// The finder-pattern pass on the first pass's image: returns how many located codes were
-    /// not read (candidates that share no finder with a code that was).
-    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Bool) -> Int {
+    /// not read (candidates whose timing patterns alternate and that share no finder with a
+    /// code that was read, nor with each other).
+    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Int {
         guard let (gray, factor) = first.1() else { return 0 }
         let bin = ImageOps.binarise(gray)
         let triples = FinderLocator.triples(FinderLocator.finders(in: bin))
@@ -81,13 +83,12 @@ public enum QRScanner {
                         let (x, y) = r.toSource.apply(Double(p.x) + 0.5, Double(p.y) + 0.5)
                         return (x: Int(x * factor), y: Int(y * factor))
                     }
-                    _ = add(code.bytes, points, "finders")
+                    add(code.bytes, points, "finders")
                 }
                 if codes.contains(where: { r.isTheCandidate($0.points) }) { read = true; break }
             }
-            if read { used.formUnion(t.indices) } else { failed.append(t) }
+            if read { used.formUnion(t.indices) } else if !maps.isEmpty { failed.append(t) }
         }
-        // Unread codes: failed candidates sharing no finder with a read one or with each other.
         var unread = 0
         for t in failed where used.isDisjoint(with: t.indices) {
             used.formUnion(t.indices)
@@ -101,14 +102,17 @@ public enum QRScanner {
     /// The passes in the order the bench found them useful (`make bench-qr`): zbar on the image,
     /// then the finder-pattern locator (run from `scan`), then the copies that still read codes
     /// the first two miss. Passes that found nothing the others missed on ../shared/corpus/qr
-    /// were dropped: padded, padded+upscaled, sharpened, half, half+binarised, quarter and
-    /// full-resolution. Transformations work on a copy at most `firstPassSide` pixels long.
+    /// were dropped: padded, padded+upscaled, sharpened, half, half+binarised and quarter. The
+    /// corpus holds few large photos, so full-resolution stays for those: a phone photo of a
+    /// dense code is read there. Transformations work on a copy at most `firstPassSide` long.
     static func passes(for image: GrayImage) -> [Pass] {
         let longest = max(image.width, image.height)
         let f = longest > firstPassSide ? Double(longest) / Double(firstPassSide) : 1
         let base = f > 1 ? ImageOps.downscale(image, by: f) : image
         let side = max(base.width, base.height)
         var out: [Pass] = [("first", { (base, f) })]
+        // Photos larger than the first pass's copy: small modules may only survive at full size.
+        if f > 1 { out.append(("full-resolution", { (image, 1) })) }
         out.append(("binarised", { (ImageOps.binarise(base), f) }))
         if side < 800 {
             out.append(("upscaled+binarised", { (ImageOps.binarise(ImageOps.upscale(base, by: 2)), f / 2) }))

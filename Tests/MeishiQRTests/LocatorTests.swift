@@ -13,7 +13,6 @@ import Testing
         var codes: [String] = []
         let unread = QRScanner.locate(("first", { (image, 1) }), deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
             codes.append(String(decoding: bytes, as: UTF8.self))
-            return true
         }
         return (codes, unread)
     }
