@@ -20,7 +20,8 @@ public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
     /// Processor time after which no further copy is scanned (a pass under way finishes; the
-    /// first pass, the locator and a large photo's full-resolution pass always run). Counted
+    /// first pass and the locator always run, and so does a large photo's full-resolution pass
+    /// when the locator found a code it could not read). Counted
     /// on this thread's CPU clock, so a busy machine slows a scan down but does not change what
     /// it finds.
     public static let defaultBudget = Duration.milliseconds(100)
@@ -46,8 +47,9 @@ public enum QRScanner {
                 // One code and no other located: done. Several codes: a crowd, where the other
                 // passes may find more, as long as the budget lasts.
                 if found.count == 1 && unread == 0 { break }
-                // A large photo always gets its full-resolution look; the copies only within budget.
-                if deadline.passed && name != "full-resolution" { break }
+                // Past the budget, only a large photo holding a code the locator found but could
+                // not read still gets its full-resolution look.
+                if deadline.passed && !(name == "full-resolution" && unread > 0) { break }
             }
             guard let (candidate, factor) = make() else { continue }
             for code in ZBar.scan(candidate) {

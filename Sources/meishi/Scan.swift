@@ -130,7 +130,10 @@ struct Scan: MeishiCommand {
                 default: true
                 }
             },
-            passing: { code in out.note("passing over a \(code.kind) code\(code.kind == "text" ? "" : " (--import takes it)"); waiting for a card") })
+            passing: { code in
+                let take = if case .contact = code.content { " (--import takes it)" } else { "" }
+                out.note("passing over a \(code.kind) code\(take); waiting for a card")
+            })
         out.note("read a \(code.kind) code in frame \(frames)")
         var obj = codeJSON(code)
         defer { if json { out.json(.object(["files": .array([.object(["file": .string(device), "codes": .array([.object(obj)])])])])) } }
