@@ -13,9 +13,9 @@ public struct FoundCode: Equatable, Sendable {
 }
 
 /// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
-/// by their finder patterns and straightened (``FinderLocator``), then downscaled,
-/// contrast-stretched, locally binarised and rescaled copies. Passes run until every located
-/// code is read or the time budget is spent; every code is reported once.
+/// by their finder patterns and straightened (``FinderLocator``), then the full-resolution
+/// photo and locally binarised, upscaled, smoothed and contrast-stretched copies. Passes run
+/// until every located code is read or the time budget is spent; every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
