@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange bench-messages bench-psi man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release demo test bench bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -64,6 +64,11 @@ bench-messages: release
 bench-psi: release
 	@scripts/python-tools.sh openmined-psi
 	@scripts/bench.sh psi
+
+bench-qr: release
+	@scripts/install-deps.sh hyperfine qrencode zbar-tools time
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
+	@scripts/bench.sh qr
 
 bench: release
 	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq

@@ -76,6 +76,12 @@ public enum MeishiError: Error, Sendable {
     case store(StoreError)
     case qr(QRError)
     case exchange(ExchangeFailure)
+
+    // scan --camera
+    /// The camera at `device` could not be opened or stopped delivering frames.
+    case camera(device: String, CameraError)
+    /// No card came into view within the timeout.
+    case noCardSeen(device: String, seconds: Int)
 }
 
 /// Why a contact cannot be sent a message.

@@ -64,12 +64,15 @@ public enum QRService {
     public static func scan(_ bytes: [UInt8], verifier: CardVerifier) throws(MeishiError) -> [ScannedCode] {
         let image: GrayImage
         do { image = try ImageDecoder.decode(bytes) } catch { throw .qr(error) }
-        return QRScanner.scan(image).map { code in
-            let text = TextDecoding.decode(code.bytes)
-            var scanned = ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, verifier: verifier))
-            scanned.pass = code.pass
-            return scanned
-        }
+        return QRScanner.scan(image).map { classified($0, verifier: verifier) }
+    }
+
+    /// What a code found in an image is.
+    static func classified(_ code: FoundCode, verifier: CardVerifier) -> ScannedCode {
+        let text = TextDecoding.decode(code.bytes)
+        var scanned = ScannedCode(text: text, bytes: code.bytes, points: code.points, content: classify(text, verifier: verifier))
+        scanned.pass = code.pass
+        return scanned
     }
 
     static func classify(_ text: String, verifier: CardVerifier) -> ScannedContent {

@@ -19,8 +19,9 @@ public struct GrayImage: Equatable, Sendable {
 public enum ImageDecoder {
     /// Largest image accepted: 50 megapixels, checked from the header before decoding.
     public static let maximumPixels = 50_000_000
-    /// Photos are decoded at most this large on their longer side (JPEG DCT scaling is free).
-    public static let preferredJPEGSide = 3000
+    /// Photos are decoded at 1/2, 1/4 or 1/8 (JPEG DCT scaling, cheaper than a full decode) while
+    /// their longer side stays at least this long: the scanner looks at 1600 pixels at most.
+    public static let preferredJPEGSide = 1600
 
     public static func decode(_ bytes: [UInt8], maximumPixels: Int = maximumPixels) throws(QRError) -> GrayImage {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try PNGCodec.decode(bytes, maximumPixels: maximumPixels) }
@@ -45,10 +46,10 @@ public enum ImageDecoder {
             switch status {
             case 0:
                 defer { meishi_jpeg_free(pixels) }
-                // A first pass learns the size; very large photos are decoded again at 1/2, 1/4.
+                // A first pass learns the size; large photos are decoded again at 1/2, 1/4, 1/8.
                 let longest = Int(max(fw, fh))
-                if attempt == 0, longest / Int(denominator) > preferredJPEGSide * 2 {
-                    while longest / Int(denominator) > preferredJPEGSide * 2, denominator < 4 { denominator *= 2 }
+                if attempt == 0, longest / 2 >= preferredJPEGSide {
+                    while longest / (Int(denominator) * 2) >= preferredJPEGSide, denominator < 8 { denominator *= 2 }
                     if denominator > 1 {
                         attempt += 1
                         continue

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One QR code found in an image.
 public struct FoundCode: Equatable, Sendable {
     /// The decoded bytes, exactly as stored in the symbol (zbar runs in binary mode).
@@ -10,55 +12,133 @@ public struct FoundCode: Equatable, Sendable {
     public static func == (a: FoundCode, b: FoundCode) -> Bool { a.bytes == b.bytes && a.pass == b.pass }
 }
 
-/// Finds QR codes with libzbar, retrying on transformed copies of the image when the
-/// original yields nothing: downscaled, contrast-stretched, locally binarised, rescaled.
+/// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
+/// by their finder patterns and straightened (``FinderLocator``), then the full-resolution
+/// photo and locally binarised, upscaled, smoothed and contrast-stretched copies. Passes run
+/// until every located code is read or the time budget is spent; every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
+    /// Processor time after which no further copy is scanned (a pass under way finishes; the
+    /// first pass and the locator always run, and so does a large photo's full-resolution pass
+    /// when the locator found a code it could not read). Counted
+    /// on this thread's CPU clock, so a busy machine slows a scan down but does not change what
+    /// it finds.
+    public static let defaultBudget = Duration.milliseconds(100)
+    /// Most straightened candidates tried per image.
+    static let maximumCandidates = 48
+    /// Share of timing-pattern modules that must alternate (or, a module out of step, must all
+    /// be the wrong way round) before a candidate goes to zbar.
+    static let minimumTiming = 0.7
 
-    public static func scan(_ image: GrayImage) -> [FoundCode] {
+    public static func scan(_ image: GrayImage, budget: Duration = defaultBudget) -> [FoundCode] {
+        let deadline = CPUDeadline(after: budget)
         var found: [FoundCode] = []
-        for (name, make) in passes(for: image) {
-            guard let (candidate, factor) = make() else { continue }
-            for code in ZBar.scan(candidate) where !found.contains(where: { $0.bytes == code.bytes }) {
-                found.append(FoundCode(bytes: code.bytes, points: code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) },
-                                       pass: name))
+        func add(_ bytes: [UInt8], _ points: [(x: Int, y: Int)], _ pass: String) {
+            guard !found.contains(where: { $0.bytes == bytes }) else { return }
+            found.append(FoundCode(bytes: bytes, points: points, pass: pass))
+        }
+        let all = passes(for: image)
+        // The image as it is first: most pictures are read here.
+        var unread = 0
+        for (index, (name, make)) in all.enumerated() {
+            if index > 0 {
+                if index == 1 { unread = locate(all[0], deadline: deadline, add: add) }
+                // One code and no other located: done. Several codes: a crowd, where the other
+                // passes may find more, as long as the budget lasts.
+                if found.count == 1 && unread == 0 { break }
+                // Past the budget, only a large photo holding a code the locator found but could
+                // not read still gets its full-resolution look.
+                if deadline.passed && !(name == "full-resolution" && unread > 0) { break }
             }
-            if !found.isEmpty { break }
+            guard let (candidate, factor) = make() else { continue }
+            for code in ZBar.scan(candidate) {
+                add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, name)
+            }
         }
         return found
     }
 
+    /// The finder-pattern pass on the first pass's image: returns how many located codes were
+    /// not read (candidates whose timing patterns alternate and that share no finder with a
+    /// code that was read, nor with each other).
+    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Int {
+        guard let (gray, factor) = first.1() else { return 0 }
+        let bin = ImageOps.binarise(gray)
+        let triples = FinderLocator.triples(FinderLocator.finders(in: bin))
+        var used = Set<Int>()
+        var failed: [FinderLocator.Triple] = []
+        var tried = 0
+        for t in triples where used.isDisjoint(with: t.indices) {
+            guard tried < maximumCandidates, !deadline.passed else { failed.append(t); continue }
+            tried += 1
+            var read = false
+            // The maps whose timing patterns alternate, best first: finders of different codes,
+            // or of none, stop here without a zbar call.
+            let maps = FinderLocator.maps(t, bin: bin).map { ($0.dimension, $0.map, FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map)) }
+                .filter { abs($0.2 - 0.5) >= minimumTiming - 0.5 }.sorted { abs($0.2 - 0.5) > abs($1.2 - 0.5) }
+            for (dimension, map, _) in maps.prefix(3) {
+                let r = FinderLocator.rectify(gray, dimension: dimension, toSource: map)
+                let codes = ZBar.scan(r.image)
+                for code in codes {
+                    let points = code.points.map { p in
+                        let (x, y) = r.toSource.apply(Double(p.x) + 0.5, Double(p.y) + 0.5)
+                        return (x: Int(x * factor), y: Int(y * factor))
+                    }
+                    add(code.bytes, points, "finders")
+                }
+                if codes.contains(where: { r.isTheCandidate($0.points) }) { read = true; break }
+            }
+            if read { used.formUnion(t.indices) } else if !maps.isEmpty { failed.append(t) }
+        }
+        var unread = 0
+        for t in failed where used.isDisjoint(with: t.indices) {
+            used.formUnion(t.indices)
+            unread += 1
+        }
+        return unread
+    }
+
     typealias Pass = (String, () -> (GrayImage, Double)?)
 
-    /// The retry passes, cheapest first. Transformations work on a copy at most
-    /// `firstPassSide` pixels long, so a large photo without a code costs a bounded amount.
+    /// The passes in the order the bench found them useful (`make bench-qr`): zbar on the image,
+    /// then the finder-pattern locator (run from `scan`), then the copies that still read codes
+    /// the first two miss. Passes that found nothing the others missed on ../shared/corpus/qr
+    /// were dropped: padded, padded+upscaled, sharpened, half, half+binarised and quarter. The
+    /// corpus holds few large photos, so full-resolution stays for those: a phone photo of a
+    /// dense code is read there. Transformations work on a copy at most `firstPassSide` long.
     static func passes(for image: GrayImage) -> [Pass] {
         let longest = max(image.width, image.height)
         let f = longest > firstPassSide ? Double(longest) / Double(firstPassSide) : 1
         let base = f > 1 ? ImageOps.downscale(image, by: f) : image
         let side = max(base.width, base.height)
         var out: [Pass] = [("first", { (base, f) })]
+        // Photos larger than the first pass's copy: small modules may only survive at full size.
         if f > 1 { out.append(("full-resolution", { (image, 1) })) }
-        out.append(("stretched", { (ImageOps.stretchContrast(base), f) }))
         out.append(("binarised", { (ImageOps.binarise(base), f) }))
-        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(base)), f) }))
-        // Codes that touch the image edge have no quiet zone: give them one.
-        let border = max(8, side / 16)
-        out.append(("padded", { (ImageOps.pad(base, by: border), f) }))
         if side < 800 {
-            let k = side < 200 ? 4 : 2
-            out.append(("padded+upscaled", { (ImageOps.upscale(ImageOps.pad(base, by: border), by: k), f / Double(k)) }))
             out.append(("upscaled+binarised", { (ImageOps.binarise(ImageOps.upscale(base, by: 2)), f / 2) }))
-            out.append(("sharpened", { (ImageOps.sharpen(ImageOps.upscale(base, by: 2)), f / 2) }))
-        } else {
-            out.append(("sharpened", { (ImageOps.sharpen(base), f) }))
         }
-        if side > 600 {
-            out.append(("half", { (ImageOps.downscale(base, by: 2), 2 * f) }))
-            out.append(("half+binarised", { (ImageOps.binarise(ImageOps.downscale(base, by: 2)), 2 * f) }))
-        }
-        if side > 1200 { out.append(("quarter", { (ImageOps.downscale(base, by: 4), 4 * f) })) }
+        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(base)), f) }))
+        out.append(("stretched", { (ImageOps.stretchContrast(base), f) }))
         return out
+    }
+}
+
+/// A budget of this thread's processor time (CLOCK_THREAD_CPUTIME_ID).
+struct CPUDeadline {
+    let end: UInt64
+
+    init(after budget: Duration) {
+        let (seconds, attoseconds) = budget.components
+        end = CPUDeadline.now + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+
+    var passed: Bool { CPUDeadline.now >= end }
+
+    static var now: UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeishiCrypto
 import MeishiKit
+import MeishiQR
 
 /// Where a command's bytes go: standard output or error, or a recorder in tests.
 struct Sink: Sendable {
@@ -42,6 +43,10 @@ struct Context: Sendable {
     /// Runs an editor command (`$VISUAL`/`$EDITOR`, through the shell as git does) on a file at the
     /// terminal, with an environment; returns its exit status. Tests replace it with a script.
     var runEditor: @Sendable (_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32 = Context.shellEditor
+    /// Opens a camera device for `scan --camera`; tests replace it with a sequence of images.
+    var openCamera: @Sendable (_ device: String) throws(MeishiError) -> any FrameSource = { device throws(MeishiError) in
+        try CameraScan.open(device)
+    }
 
     /// The real process: its environment, clock, standard streams and terminal.
     static func live() -> Context {

@@ -91,6 +91,19 @@ extension MeishiFailure {
             self.init("#\(id) \(name) has no message key on their card", hint: "swap cards with 'meishi exchange' again", status: .dataError)
         case .messageText(let e): self.init(e)
         case .delivery(let e): self.init(e)
+        // scan --camera
+        case .camera(let device, .noDevice):
+            self.init("no camera at \(device)", hint: "is it plugged in? name another device: meishi scan --camera /dev/video1", status: .noInput)
+        case .camera(let device, .noPermission):
+            self.init("no permission to open the camera \(device)", hint: "add yourself to its group (usually 'video') and log in again",
+                      status: .permission)
+        case .camera(let device, .unusable(let why)):
+            self.init("cannot read frames from the camera \(device): \(why)", hint: "is it a V4L2 camera, free of other programs?", status: .unavailable)
+        case .camera(let device, .ended):
+            self.init("the camera \(device) stopped before a card came into view", status: .unavailable)
+        case .noCardSeen(let device, let seconds):
+            self.init("no card came into view of \(device) within \(seconds) s", hint: "hold the code closer and steadier, or give more --timeout",
+                      status: .timedOut)
         }
     }
 

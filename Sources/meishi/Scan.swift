@@ -16,15 +16,21 @@ struct Scan: MeishiCommand {
             anything else is reported as not a meishi card (exit 65). Exit 65 as well when an image holds \
             no QR code.
 
+            With --camera, frames come from a V4L2 camera (default /dev/video0, or the device named) \
+            until the first meishi or Solidarity card is in view (a vCard or MECARD too with --import; \
+            any code with --raw), which is then handled as above.
+
             Examples:
               meishi scan photo.jpg
               meishi scan --raw - < screenshot.png
+              meishi scan --camera --timeout 2m
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Image files, or - for standard input.", valueName: "image"), completion: .file())
-    var images: [String]
+    @Argument(help: ArgumentHelp("Image files, or - for standard input (with --camera: the camera device).", valueName: "image"),
+              completion: .file())
+    var images: [String] = []
 
     @Flag(help: "Print the text of every QR code found, one per line; verify and store nothing.")
     var raw = false
@@ -38,9 +44,20 @@ struct Scan: MeishiCommand {
     @Flag(help: "Print every code found, with its position and verdict, as JSON.")
     var json = false
 
-    func validate() throws { try validateInputFiles(images, kind: "image") }
+    @Flag(help: "Read frames from a camera until a card is in view.")
+    var camera = false
+
+    @Option(help: ArgumentHelp("With --camera: give up after this long (e.g. 30s, 2m).", valueName: "duration"))
+    var timeout: DurationArgument = DurationArgument(argument: "60")!
+
+    func validate() throws {
+        guard camera else { return try validateInputFiles(images, kind: "image") }
+        guard images.count <= 1 else { throw ValidationError("--camera reads one device; name at most one, as in --camera /dev/video1") }
+        guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
+    }
 
     func run(_ ctx: Context) throws {
+        if camera { return try watch(ctx) }
         let session = try global.session(ctx, needsIdentity: !raw)
         let verifier = CardVerifier(clock: ctx.unixClock)
         var worst: MeishiFailure?
@@ -110,6 +127,38 @@ struct Scan: MeishiCommand {
         }
         if json { ctx.out.json(.object(["files": .array(report)])) }
         if let worst { throw ExitCode(worst.status.rawValue) }
+    }
+
+    /// --camera: the first wanted code in view, handled as a code in an image file is.
+    func watch(_ ctx: Context) throws {
+        let session = try global.session(ctx, needsIdentity: !raw)
+        let device = images.first ?? "/dev/video0"
+        let source = try ctx.openCamera(device)
+        let out = ctx.out
+        out.note("reading \(device): hold the QR code up to the camera (--timeout \(timeout.seconds)s)")
+        let deadline = ctx.now.addingTimeInterval(Double(timeout.seconds))
+        let (code, frames) = try CameraScan.firstCode(
+            from: source, device: device, verifier: CardVerifier(clock: ctx.unixClock), timeoutSeconds: Int(timeout.seconds),
+            expired: { ctx.now >= deadline },
+            wanted: { code in
+                switch code.content {
+                case .contact: raw || importContacts
+                case .other, .unsupported: raw
+                default: true
+                }
+            },
+            passing: { code in
+                let take = if case .contact = code.content { " (--import takes it)" } else { "" }
+                out.note("passing over a \(code.kind) code\(take); waiting for a card")
+            })
+        out.note("read a \(code.kind) code in frame \(frames)")
+        var obj = codeJSON(code)
+        defer { if json { out.json(.object(["files": .array([.object(["file": .string(device), "codes": .array([.object(obj)])])])])) } }
+        if raw {
+            if !json { out.line(Console.safe(code.text)) }
+            return
+        }
+        try handle(code, file: device, session: session, into: &obj)
     }
 
     func codeJSON(_ code: ScannedCode) -> [String: JSONValue] {

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import MeishiQR
+
+/// The finder-pattern locator: codes zbar's own finder gives up on (strong perspective, crowds)
+/// are located, straightened and read; images without a code give nothing.
+@Suite struct FinderLocatorTests {
+    static func image(_ name: String) throws -> GrayImage { try ImageDecoder.decode(Array(Fixtures.data("qr/locator/" + name))) }
+    static func text(_ name: String) throws -> String { try String(contentsOf: Fixtures.url("qr/locator/" + name), encoding: .utf8) }
+
+    /// Codes read by the finder pass alone, in the order they are found.
+    static func located(_ image: GrayImage) -> (codes: [String], unread: Int) {
+        var codes: [String] = []
+        let unread = QRScanner.locate(("first", { (image, 1) }), deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
+            codes.append(String(decoding: bytes, as: UTF8.self))
+        }
+        return (codes, unread)
+    }
+
+    @Test func findsTheThreeFindersOfARenderedCode() throws {
+        let m = try QREncoder.encode("HELLO LOCATOR", mode: .alphanumeric, correction: .M)
+        let scale = 4.0
+        let image = QRRender.grayImage(m, scale: Int(scale))
+        let finders = FinderLocator.finders(in: ImageOps.binarise(image))
+        #expect(finders.count == 3)
+        let centre = { (modules: Double) in (modules + 4) * scale }
+        for (x, y) in [(3.5, 3.5), (Double(m.size) - 3.5, 3.5), (3.5, Double(m.size) - 3.5)] {
+            #expect(finders.contains { abs($0.x - centre(x)) < 1.5 && abs($0.y - centre(y)) < 1.5 && abs($0.module - scale) < 0.6 },
+                    "no finder at \(x), \(y): \(finders)")
+        }
+        let triples = FinderLocator.triples(finders)
+        #expect(triples.count == 1)
+        #expect(triples.first?.dimension == m.size)
+        #expect(triples.first.map { abs($0.topLeft.x - centre(3.5)) < 1.5 && abs($0.topRight.x - centre(Double(m.size) - 3.5)) < 1.5 } == true)
+    }
+
+    @Test func homographyMapsTheFourPointsAndComposes() throws {
+        let from = [(0.0, 0.0), (10, 0), (0, 10), (10, 10)], to = [(5.0, 7.0), (50, 3), (2, 60), (70, 80)]
+        let h = try #require(Homography(from: from, to: to))
+        for (f, t) in zip(from, to) {
+            let p = h.apply(f.0, f.1)
+            #expect(abs(p.0 - t.0) < 1e-9 && abs(p.1 - t.1) < 1e-9)
+        }
+        let twice = h.after(Homography(m: [2, 0, 0, 0, 2, 0, 0, 0, 1])).apply(5, 5)
+        #expect(abs(twice.0 - 70) < 1e-9 && abs(twice.1 - 80) < 1e-9)
+        #expect(Homography(from: [(0, 0), (1, 1), (2, 2), (3, 3)], to: to) == nil)
+    }
+
+    /// Generated here: a code drawn through a strong perspective, the far side a half to a third
+    /// of the near one, at several versions and turns.
+    @Test(arguments: [(2, 0), (4, 1), (6, 2), (9, 3), (14, 0)])
+    func readsGeneratedPerspective(version: Int, turn: Int) throws {
+        let text = "PERSPECTIVE V\(version) " + String(repeating: "Z", count: version * 8)
+        let m = try QREncoder.encode(text, mode: .alphanumeric, correction: .M)
+        let side = 420.0
+        var corners = [(0.08, 0.10), (0.93, 0.28), (0.90, 0.74), (0.06, 0.92)].map { ($0.0 * side, $0.1 * side) }
+        corners = Array(corners[turn...] + corners[..<turn])
+        let s = Double(m.size)
+        let toModule = try #require(Homography(from: [corners[0], corners[1], corners[3], corners[2]], to: [(0, 0), (s, 0), (0, s), (s, s)]))
+        var pixels = [UInt8](repeating: 230, count: Int(side * side))
+        for y in 0..<Int(side) {
+            for x in 0..<Int(side) {
+                let (u, v) = toModule.apply(Double(x) + 0.5, Double(y) + 0.5)
+                guard u >= 0, v >= 0, u < s, v < s else { continue }
+                pixels[y * Int(side) + x] = m[Int(u), Int(v)] ? 20 : 245
+            }
+        }
+        let image = GrayImage(width: Int(side), height: Int(side), pixels: pixels)
+        #expect(Self.located(image).codes == [text])
+        #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [text])
+    }
+
+    @Test(arguments: 1...4)
+    func readsPerspectiveFixtures(_ n: Int) throws {
+        let image = try Self.image("perspective-\(n).png")
+        let expected = try Self.text("perspective-\(n).txt")
+        #expect(Self.located(image).codes == [expected])
+        let found = QRScanner.scan(image)
+        #expect(found.map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
+        // Corner points come back in the source image's coordinates.
+        for p in found.first?.points ?? [] { #expect((0..<image.width).contains(p.x) && (0..<image.height).contains(p.y)) }
+    }
+
+    @Test func readsEveryCodeOfACrowdOnce() throws {
+        let image = try Self.image("crowd.png")
+        let expected = try Self.text("crowd.txt").split(separator: "\n").map(String.init)
+        // The locator alone reads most of them (the smallest, about 2 pixels a module, are left
+        // to the other passes), each once.
+        let located = Self.located(image)
+        #expect(located.codes.count >= 6)
+        #expect(Set(located.codes).count == located.codes.count)
+        #expect(Set(located.codes).isSubset(of: expected))
+        let found = QRScanner.scan(image)
+        let texts = found.map { String(decoding: $0.bytes, as: UTF8.self) }
+        #expect(texts.count == expected.count)
+        #expect(Set(texts) == Set(expected))
+    }
+
+    @Test(arguments: ["nocode-checkerboard.png", "nocode-blocks.png", "nocode-finders.png"])
+    func noCodeNoDecode(_ name: String) throws {
+        let image = try Self.image(name)
+        #expect(Self.located(image).codes.isEmpty)
+        #expect(QRScanner.scan(image).isEmpty)
+    }
+}
