@@ -96,8 +96,15 @@ run() {
     local targets=("$@")
     [ ${#targets[@]} -gt 0 ] || targets=("${TARGETS[@]}")
     echo "building meishi-fuzz with libFuzzer + AddressSanitizer (.build-fuzz)…"
+    # swiftc adds coverage for -sanitize=fuzzer only when it links, not to modules it compiles
+    # with -c as SwiftPM does: name the instrumentation libFuzzer reads. SwiftPM does not rebuild
+    # a module when only -Xswiftc flags change, so meishi's own modules are always rebuilt here.
+    local objs=.build-fuzz/x86_64-unknown-linux-gnu/release
+    rm -rf "$objs"/{MeishiCard,MeishiCrypto,MeishiProximity,MeishiQR,MeishiFuzz,meishi_fuzz}.build "$objs/meishi-fuzz"
     swift build -c release --product meishi-fuzz --sanitize fuzzer --sanitize address -Xswiftc -DFUZZING \
+        -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
         --scratch-path .build-fuzz 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "fuzz build failed" >&2; exit 1; }
     local bin=.build-fuzz/release/meishi-fuzz
     mkdir -p .fuzz
     printf '\n%-13s %8s %12s %10s %8s %6s %9s\n' target seconds executions exec/s cov ft findings
@@ -111,8 +118,11 @@ run() {
         local execs cov ft rate found
         execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
         rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$log")
-        cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
-        ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+        cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)
+        ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)
+        if grep -q "no interesting inputs were found" "$log" && [ -z "$cov" ]; then
+            echo "  $t: the binary records no coverage (not instrumented?): see $log" >&2; exit 1
+        fi
         found=$(ls "$findings" | wc -l)
         printf '%-13s %8s %12s %10s %8s %6s %9s\n' "$t" "$seconds" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$found"
         if [ "$found" != 0 ]; then echo "  findings in $findings/ (log: $log)"; grep -m3 -E "ERROR|fuzz property|Fatal error" "$log" | sed 's/^/  /'; fi
