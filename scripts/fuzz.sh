@@ -12,7 +12,7 @@
 # Crashes are kept in .fuzz/findings/<target>/; add each, once fixed, to fixtures/fuzz/regressions/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS=(payload qr-text frames session announcement vcard image solidarity)
+TARGETS=(payload qr-text frames session announcement vcard image solidarity friends envelope)
 CORPUS=fixtures/fuzz/corpus
 
 seed() {
@@ -50,6 +50,13 @@ put("session", "flip", bytes([0, 0, 4, 1, 3, 1, 4, 5, 0, 6]) * 4)
 put("session", "replay", bytes([1, 4, 0, 3, 0, 4, 5, 0, 6, 3, 1]) * 4)
 put("session", "raw", bytes([2, 2, 9]) + b"\x10" * 40)
 put("session", "cut", bytes([0, 7, 3, 4, 0, 7, 20]) * 4)
+# Common friends: a setup byte (bits 0-1 A's mode, 2-3 B's mode: hash, ecdh, verified, off;
+# bit 4 A listens), then honest deliveries (B->A, A->B), and variants that alter messages.
+for setup in range(32):
+    put("friends", f"honest-{setup}", bytes([setup]) + bytes([0, 4]) * 12)
+put("friends", "flip", bytes([5, 0, 4, 1, 3, 1, 4, 0, 4]) * 3)
+put("friends", "raw", bytes([9, 2, 3, 4]) + bytes(range(8)) + bytes([0, 4]) * 6)
+put("friends", "reorder", bytes([6, 0, 4, 5, 0, 4, 5, 0, 4]) * 3)
 # Announcements (docs/PROTOCOL.md 5.5): magic, version, session id, port, flags, [N], [alias].
 sid = bytes(range(16))
 base = b"MSHD\x01" + sid + struct.pack(">H", 47823)
@@ -88,6 +95,11 @@ im.save(d + "/qr-interlaced.png", interlace=1)
 im.convert("P").save(d + "/qr-palette.png")
 PY
     fi
+    # Envelopes: valid ones sealed with the target's fixed keys, then a cut and a bad version.
+    swift build --product meishi-fuzz >/dev/null
+    .build/debug/meishi-fuzz seed-envelopes "$CORPUS/envelope"
+    head -c 60 "$CORPUS/envelope/short" > "$CORPUS/envelope/truncated"
+    printf 'MSHM\002' > "$CORPUS/envelope/version-2"
     for t in "${TARGETS[@]}"; do printf '%-13s %3d seeds\n' "$t" "$(ls "$CORPUS/$t" | wc -l)"; done
 }
 

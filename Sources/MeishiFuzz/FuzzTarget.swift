@@ -29,6 +29,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case image
     /// Solidarity's signed card (JWS) parser and verifier (§6).
     case solidarity
+    /// The common-friends phase against an honest peer whose messages are altered (§8).
+    case friends
+    /// Message envelopes as a recipient parses and opens them (§9.1).
+    case envelope
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -41,6 +45,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .vcard: VCardFuzz.run(data)
         case .image: ImageFuzz.run(data)
         case .solidarity: SolidarityFuzz.run(data)
+        case .friends: FriendsFuzz.run(data)
+        case .envelope: EnvelopeFuzz.run(data)
         }
     }
 
@@ -90,5 +96,15 @@ extension FuzzTarget {
         } catch {
             return error.verdict
         }
+    }
+}
+
+extension FuzzTarget {
+    /// Valid envelopes sealed with the envelope target's fixed keys: seeds for its corpus.
+    public static func envelopeSeeds() -> [(name: String, bytes: [UInt8])] {
+        [("short", EnvelopeFuzz.seed("great talk", once: false)),
+         ("once", EnvelopeFuzz.seed("the door code is 4711", once: true)),
+         ("unicode", EnvelopeFuzz.seed("名刺をありがとう \u{1F4C7}", once: false)),
+         ("long", EnvelopeFuzz.seed(String(repeating: "x", count: 4096), once: false))]
     }
 }

@@ -35,6 +35,13 @@ struct FuzzReplay {
         var args = Array(CommandLine.arguments.dropFirst())
         let verdicts = args.contains("--verdicts")
         args.removeAll { $0 == "--verdicts" }
+        if args.first == "seed-envelopes", args.count == 2 {
+            // Valid envelopes from the fixed keys the envelope target opens with (scripts/fuzz.sh seed).
+            for (name, bytes) in FuzzTarget.envelopeSeeds() {
+                FileManager.default.createFile(atPath: args[1] + "/" + name, contents: Data(bytes))
+            }
+            return
+        }
         guard let name = args.first, let target = FuzzTarget(rawValue: name) else {
             let names = FuzzTarget.allCases.map { $0.rawValue }.joined(separator: "|")
             FileHandle.standardError.write(Data("usage: meishi-fuzz \(names) [--verdicts] FILE|DIR…\n".utf8))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MeishiFuzz
+import MeishiCard
 
 /// Replays every saved fuzz corpus and regression input (fixtures/fuzz) through its target: fast,
 /// and a crash or a broken property fails `make test`. The long runs are `make fuzz`.
@@ -27,6 +28,23 @@ import Testing
             let data = try Data(contentsOf: Fixtures.url("fuzz/corpus/session/honest-\(setup)"))
             let wrongCode = setup & 6 == 6
             #expect(SessionFuzz.run([UInt8](data)) == !wrongCode, "setup \(setup)")
+        }
+    }
+
+    /// The common-friends driver reaches the true intersection from its honest seeds in every
+    /// pair of modes that runs (neither side off).
+    @Test func honestFriendsSeedsFindTheIntersection() throws {
+        for setup in 0..<32 where setup & 3 != 3 && setup >> 2 & 3 != 3 {
+            let data = [UInt8](try Data(contentsOf: Fixtures.url("fuzz/corpus/friends/honest-\(setup)")))
+            #expect(FriendsFuzz.completes(data), "setup \(setup)")
+        }
+    }
+
+    /// The envelope seeds open with the target's keys (so the fuzzer starts past the box).
+    @Test func envelopeSeedsOpen() {
+        for (name, bytes) in FuzzTarget.envelopeSeeds() {
+            let envelope = try? MessageEnvelope(parsing: bytes)
+            #expect((try? envelope?.open(from: EnvelopeFuzz.sender.publicKey, with: EnvelopeFuzz.recipient)) != nil, "\(name)")
         }
     }
 
