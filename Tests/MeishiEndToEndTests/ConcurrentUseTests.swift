@@ -24,7 +24,7 @@ import Testing
         #expect(!log.contains("locked"), "\(what): \(log)")
     }
 
-    @Test func importScanExchangeAndImportAtOnce() throws {
+    @Test func importScanExchangePurgeAndImportAtOnce() throws {
         let mei = try CLI.withCard()
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         let cleo = try CLI.withCard(name: "Cleo Park", email: "cleo@example.org")
@@ -35,7 +35,11 @@ import Testing
         for i in 0..<800 { second += "BEGIN:VCARD\nVERSION:4.0\nFN:Other \(i)\nTEL:+1555010\(String(format: "%04d", i))\nEND:VCARD\n" }
         let secondFile = try mei.file("second.vcf", Data(second.utf8))
 
+        // Mei also holds notes from Ken that have expired, for a purging process.
+        try #require(try mei("contacts", "add", try ken.file("ken.json", try ken.export())).status == 0)
+        try #require(try ken("contacts", "add", try mei.file("mei.json", try mei.export())).status == 0)
         let (listener, port, _, _) = try ExchangeCommandTests.startListener(mei, ["--timeout", "60"])
+        let purging = try Self.start(mei, ["inbox", "--purge"])
         let importing = try Self.start(mei, ["contacts", "import", first])
         let importingMore = try Self.start(mei, ["contacts", "import", secondFile])
         let scanning = try Self.start(mei, ["scan", png])
@@ -46,8 +50,9 @@ import Testing
         Self.finish(importing, "import")
         Self.finish(importingMore, "second import")
         Self.finish(scanning, "scan")
+        Self.finish(purging, "purge")
         let state = try CrashConsistencyTests.inspect(mei.home)
         #expect(state.integrity == ["ok"])
-        _ = try CrashConsistencyTests.contactsReadBack(mei, expecting: 1200 + 800 + 2)
+        _ = try CrashConsistencyTests.contactsReadBack(mei, expecting: 1200 + 800 + 2)  // Ken once, Cleo once
     }
 }
