@@ -9,7 +9,7 @@
 #                                 tools/verify-payload.py over the payload inputs either accepts.
 #                                 UPDATE_CORPUS=1 merges what a run found into fixtures/fuzz/corpus
 #                                 (minimised with libFuzzer's -merge=1).
-# Crashes are kept in .fuzz/findings/<target>/; add each, once fixed, to fixtures/fuzz/regressions/<target>/.
+# FUZZ_NO_BUILD=1 runs the binary already in .build-fuzz. Crashes are kept in .fuzz/findings/<target>/; add each, once fixed, to fixtures/fuzz/regressions/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=(payload qr-text frames session announcement vcard image solidarity friends envelope)
@@ -107,6 +107,7 @@ run() {
     local seconds=$1; shift
     local targets=("$@")
     [ ${#targets[@]} -gt 0 ] || targets=("${TARGETS[@]}")
+    if [ "${FUZZ_NO_BUILD:-0}" = 1 ]; then :; else
     echo "building meishi-fuzz with libFuzzer + AddressSanitizer (.build-fuzz)…"
     # swiftc adds coverage for -sanitize=fuzzer only when it links, not to modules it compiles
     # with -c as SwiftPM does: name the instrumentation libFuzzer reads. SwiftPM does not rebuild
@@ -117,6 +118,7 @@ run() {
         -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
         --scratch-path .build-fuzz 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3
     [ "${PIPESTATUS[0]}" = 0 ] || { echo "fuzz build failed" >&2; exit 1; }
+    fi
     local bin=.build-fuzz/release/meishi-fuzz
     mkdir -p .fuzz
     printf '\n%-13s %8s %12s %10s %8s %6s %9s\n' target seconds executions exec/s cov ft findings
