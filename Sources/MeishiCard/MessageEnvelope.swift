@@ -135,7 +135,8 @@ public struct MessageEnvelope: Equatable, Sendable {
         guard flags & ~1 == 0 else { throw .malformed("unknown flags") }
         let id = Array(try take(Self.idByteCount))
         let created = try number(), expires = try number()
-        guard created >= 0, expires - created >= 1, expires - created <= Self.maximumLifetime else {
+        // `expires > created >= 0` first: a hostile `expires` near Int64.min must not overflow the difference.
+        guard created >= 0, expires > created, expires - created <= Self.maximumLifetime else {
             throw .badLifetime(expires &- created)
         }
         let sender = try did(), recipient = try did()

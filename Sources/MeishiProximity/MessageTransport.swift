@@ -211,8 +211,9 @@ public enum MessageTransport {
                 }
                 guard payload.count == 8 else { return refuse("malformed handshake") }
                 let sent = Int64(bitPattern: payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-                guard abs(sent - now) <= MessageFrame.maximumSkew else {
-                    return refuse("stale handshake (a replay, or clocks \(abs(sent - now))s apart)")
+                // Compared without subtracting the peer's number, which could overflow (any 8 bytes arrive).
+                guard sent >= now - MessageFrame.maximumSkew, sent <= now + MessageFrame.maximumSkew else {
+                    return refuse("stale handshake (a replay, or clocks more than \(MessageFrame.maximumSkew)s apart)")
                 }
                 guard replays.admit(noise.remoteEphemeral!.rawRepresentation, now: ExchangeTransport.now()) else {
                     return refuse("replayed handshake")

@@ -64,6 +64,19 @@ import MeishiCrypto
         ]
     }
 
+    /// Found by fuzzing: an `expires` near Int64.min overflowed `expires - created` and trapped
+    /// the receiver. Any 8 bytes are refused as a bad lifetime instead.
+    @Test func hostileTimesAreRefusedWithoutOverflow() throws {
+        var bytes = Array("MSHM".utf8) + [1, 0] + [UInt8](repeating: 9, count: 16)
+        bytes += [0, 0, 0, 0, 0x6A, 0xFC, 0x4B, 0x00]  // created: a 2026 time
+        for expires: UInt64 in [0x8000_0000_0000_0000, 0, 0x7FFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF] {
+            var e = bytes
+            for k in (0..<8).reversed() { e.append(UInt8(truncatingIfNeeded: expires >> (8 * UInt64(k)))) }
+            e += [UInt8](repeating: 0, count: 200)
+            #expect(throws: MessageEnvelopeError.self) { try MessageEnvelope(parsing: e) }
+        }
+    }
+
     @Test func vectorsMatchTheFile() throws {
         let computed = try Self.compute()
         let path = Fixtures.url("messages/vectors.json").path
