@@ -111,9 +111,8 @@ run() {
     echo "building meishi-fuzz with libFuzzer + AddressSanitizer (.build-fuzz)…"
     # swiftc adds coverage for -sanitize=fuzzer only when it links, not to modules it compiles
     # with -c as SwiftPM does: name the instrumentation libFuzzer reads. SwiftPM does not rebuild
-    # a module when only -Xswiftc flags change, so meishi's own modules are always rebuilt here.
-    local objs=.build-fuzz/x86_64-unknown-linux-gnu/release
-    rm -rf "$objs"/{MeishiCard,MeishiCrypto,MeishiProximity,MeishiQR,MeishiFuzz,meishi_fuzz}.build "$objs/meishi-fuzz"
+    # a module when only -Xswiftc flags change, so meishi's own sources are touched to rebuild them.
+    touch Sources/{MeishiCard,MeishiCrypto,MeishiProximity,MeishiQR,MeishiFuzz,meishi-fuzz}/*.swift
     swift build -c release --product meishi-fuzz --sanitize fuzzer --sanitize address -Xswiftc -DFUZZING \
         -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
         --scratch-path .build-fuzz 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3
