@@ -80,8 +80,10 @@ extension IdentityStore {
                         limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
         if !force { try refuseExisting() }
         let damaged = MeishiError.identityDamaged(path: path)
-        guard var json = try? StrictJSONParser.parse(backup), json["format"] == .string(Self.backupFormat),
-              case .string(let did)? = json["did"], KeyFile.isEncrypted(json) else { throw damaged }
+        guard var json = try? StrictJSONParser.parse(backup), json["format"] == .string(Self.backupFormat) else {
+            throw .notABackup(path: path)
+        }
+        guard case .string(let did)? = json["did"], KeyFile.isEncrypted(json) else { throw damaged }
         let remembering = Remembering(passphrases)
         let secret = try KeyFile.openSecret(&json, path: path, passphrases: remembering,
                                             associatedData: Array(Self.backupFormat.utf8) + [0] + Array(did.utf8), damaged: damaged)

@@ -23,6 +23,8 @@ public enum MeishiError: Error, Sendable {
     case identityExists(home: String)
     /// `identity.key`, `identity.json` or `solidarity.key` is not a meishi identity file (or is inconsistent).
     case identityDamaged(path: String)
+    /// `init --restore FILE`: the file is not an identity backup (a card, a key file, anything else).
+    case notABackup(path: String)
     /// The secret key file is readable by group or others.
     case keyExposed(path: String, mode: UInt32)
     /// The key file asks for Argon2id limits above those of docs/PROTOCOL.md.

@@ -149,7 +149,8 @@ public struct MessageService: Sendable {
                 log("not answering probes (\(error.description)): senders need --peer HOST:\(listener.port)")
             }
         }
-        listening(listener.port, table.count)
+        let boundPort = listener.port  // read while bound: a closed channel has no address
+        listening(boundPort, table.count)
         let counts = Counts()
         let receiver = MessageReceiver(staticKey: identity.boxKey, table: table, accept: { bytes, did in
             let verdict = Self.accept(bytes, from: did, identity: identity, store: store, now: clock())
@@ -160,7 +161,7 @@ public struct MessageService: Sendable {
         await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, receiver: receiver)
         await responder?.stop()
         let (stored, duplicates, refused) = counts.values
-        return ListenOutcome(port: listener.port, stored: stored, duplicates: duplicates, refused: refused)
+        return ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)
     }
 
     final class Counts: @unchecked Sendable {

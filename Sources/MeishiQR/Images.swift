@@ -160,7 +160,8 @@ enum PNM {
             } else {
                 v = Int(bytes[i + p])
             }
-            gray[p] = UInt8(v * 255 / maxval)
+            // A sample above maxval (a hostile file) is clamped, never allowed past 255.
+            gray[p] = UInt8(min(v, maxval) * 255 / maxval)
         }
         return GrayImage(width: w, height: h, pixels: gray)
     }

@@ -30,6 +30,8 @@ extension MeishiFailure {
         case .identityExists(let home):
             self.init("an identity already exists in \(home)",
                       hint: "use 'meishi init --force' to replace it (the old key is kept as a backup)", status: .failure)
+        case .notABackup(let path):
+            self.init("\(path) is not a meishi identity backup", hint: "'meishi id export' writes one", status: .dataError)
         case .identityDamaged(let path):
             if path.hasSuffix(".json") {
                 self.init("\(path) is damaged", hint: "restore it from a backup or run 'meishi init --force'", status: .dataError)
@@ -93,7 +95,8 @@ extension MeishiFailure {
         case .delivery(let e): self.init(e)
         // scan --camera
         case .camera(let device, .noDevice):
-            self.init("no camera at \(device)", hint: "is it plugged in? name another device: meishi scan --camera /dev/video1", status: .noInput)
+            self.init("no camera at \(device)", hint: "is it plugged in? name another device: meishi scan --camera "
+                      + (device == "/dev/video1" ? "/dev/video0" : "/dev/video1"), status: .noInput)
         case .camera(let device, .noPermission):
             self.init("no permission to open the camera \(device)", hint: "add yourself to its group (usually 'video') and log in again",
                       status: .permission)
@@ -412,6 +415,11 @@ extension MeishiFailure {
     static let identityFileNotACard = "that is a meishi identity file (or backup), not a card: 'meishi card export' writes your card"
 
     static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
+
+    static let newPassphraseNeeded = MeishiFailure("MEISHI_PASSPHRASE is the current passphrase; the new one is missing",
+                                                   hint: "set MEISHI_NEW_PASSPHRASE too, or run it on a terminal", status: .usage)
+    static let samePassphrase = MeishiFailure("the new passphrase is the current one: nothing changed",
+                                              hint: "choose another passphrase", status: .usage)
 }
 
 extension MeishiFailure {
@@ -522,7 +530,8 @@ enum MessageWording {
             return .null
         }
         return .object([
-            "sent": m.withheld ? .string("withheld") : verdict(m.sent), "sentReason": reason(m.sent),
+            "sent": m.withheld ? .string("withheld") : verdict(m.sent),
+            "sentReason": m.withheld ? .string("nobody compared the code here (--yes)") : reason(m.sent),
             "id": m.sentEnvelope.map { .string(Base64URL.encode($0.id)) } ?? .null,
             "received": verdict(m.received), "receivedReason": reason(m.received),
             "failure": m.failure.map(JSONValue.string) ?? .null,

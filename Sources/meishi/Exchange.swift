@@ -113,6 +113,7 @@ struct Exchange: MeishiCommand {
     func validate() throws {
         guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
         if message == nil, once { throw ValidationError("--once goes with --message") }
+        if message == nil, ttl.seconds != MessageEnvelope.defaultLifetime { throw ValidationError("--ttl goes with --message") }
         if message == "-", code == nil, !yes {
             throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
         }

@@ -40,16 +40,24 @@ struct Listen: MeishiCommand {
         let session = try global.session(ctx)
         let identity = try session.loadIdentity()
         let out = ctx.out, quiet = json
-        let outcome = try await MessageService(home: session.home, clock: ctx.unixClock).listen(
-            identity: identity, port: port, seconds: duration?.seconds,
-            log: { line in out.note(line) },
-            received: { c in if !quiet { out.note("a message from \(CardRendering.name(c.name)): read it with 'meishi inbox'") } },
-            listening: { [duration] port, contacts in
-                if !quiet {
+        let service = MessageService(home: session.home, clock: ctx.unixClock)
+        let (port, duration) = (self.port, self.duration)
+        let listening = Task {
+            try await service.listen(
+                identity: identity, port: port, seconds: duration?.seconds,
+                log: { line in out.note(line) },
+                received: { c in if !quiet { out.note("a message from \(CardRendering.name(c.name)): read it with 'meishi inbox'") } },
+                listening: { port, contacts in
+                    // On standard error, --json too: a script using --port 0 learns the port here.
                     out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"
                              + (duration.map { " (for \($0.seconds)s)" } ?? " (Ctrl-C to stop)"))
-                }
-            })
+                    if contacts == 0 { out.warn("no contact with a signed card can reach you yet: swap cards with 'meishi exchange' first") }
+                })
+        }
+        // Ctrl-C (or SIGTERM) ends the wait like --for does: the summary is still printed.
+        let stop = SignalStop([SIGINT, SIGTERM]) { listening.cancel() }
+        defer { stop.release() }
+        let outcome = try await listening.value
         if json {
             out.json(.object([
                 "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),
@@ -58,5 +66,27 @@ struct Listen: MeishiCommand {
         } else {
             out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused")
         }
+    }
+}
+
+/// Turns the given signals into a call of `action` while it is held, then restores them.
+final class SignalStop: @unchecked Sendable {
+    private let sources: [DispatchSourceSignal]
+    private let signals: [Int32]
+
+    init(_ signals: [Int32], _ action: @escaping @Sendable () -> Void) {
+        self.signals = signals
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+    }
+
+    func release() {
+        sources.forEach { $0.cancel() }
+        signals.forEach { signal($0, SIG_DFL) }
     }
 }

@@ -30,7 +30,12 @@ private func reprotect(_ global: GlobalOptions, _ ctx: Context, wantEncrypted: B
     let opened = GivenPassphrases(value: current)
     var new: SecureBytes?
     if !removing {
+        // For a change, MEISHI_PASSPHRASE is the current passphrase: never taken as the new one too.
+        if wantEncrypted == true, ctx.environment["MEISHI_NEW_PASSPHRASE"] == nil, ctx.environment["MEISHI_PASSPHRASE"] != nil {
+            throw MeishiFailure.newPassphraseNeeded
+        }
         guard let p = try ctx.passphrases.newPassphrase() else { throw MeishiFailure.passphraseNeedsTerminal }
+        if let current, p == current { throw MeishiFailure.samePassphrase }
         new = p
     }
     try session.identities.reprotect(passphrases: opened, newPassphrase: new)

@@ -51,7 +51,10 @@ struct Scan: MeishiCommand {
     var timeout: DurationArgument = DurationArgument(argument: "60")!
 
     func validate() throws {
-        guard camera else { return try validateInputFiles(images, kind: "image") }
+        guard camera else {
+            if timeout.seconds != 60 { throw ValidationError("--timeout goes with --camera") }
+            return try validateInputFiles(images, kind: "image")
+        }
         guard images.count <= 1 else { throw ValidationError("--camera reads one device; name at most one, as in --camera /dev/video1") }
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
     }

@@ -85,6 +85,12 @@ import MeishiCard
         }
     }
 
+    /// Found by fuzzing: a sample above maxval overflowed the 8-bit result and trapped `scan`.
+    @Test func pnmSamplesAboveMaxvalAreClamped() throws {
+        let image = try ImageDecoder.decode(Array("P5\n2 1\n4\n".utf8) + [200, 2])
+        #expect(image.pixels == [255, 127])
+    }
+
     @Test func readsPGMAndPPM() throws {
         let m = try QREncoder.encode("PNM", mode: .alphanumeric, correction: .M)
         let g = QRRender.grayImage(m, scale: 3)
