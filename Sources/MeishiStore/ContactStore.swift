@@ -87,11 +87,6 @@ public final class ContactStore: Sendable {
             // find it gone, and GRDB recreates it with a write transaction and four fsyncs.
             var persist: Int32 = 1
             _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
-            // ...but empty: the last connection to close checkpoints the log, then truncates it to
-            // zero bytes. A kept log full of checkpointed frames is still valid to the next process,
-            // which would read all of it again (recovery) and copy it back on close: 0.1 s of every
-            // `contacts list` after a bulk import of 100,000 contacts.
-            try db.execute(sql: "PRAGMA journal_size_limit = 0")
             // Deleted rows (expired messages) are overwritten with zeros, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
             if trace { db.trace { logger.trace("sql: \($0)") } }
