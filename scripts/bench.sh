@@ -62,10 +62,11 @@ if perf stat -e page-faults true >/dev/null 2>&1; then
 fi
 echo "dynamic loader: $(LD_DEBUG=statistics "$meishi" --version 2>&1 >/dev/null | grep -E 'relative relocations' | head -1 | sed 's/^[^:]*:[[:space:]]*//')," \
   "$(LD_DEBUG=statistics "$meishi" --version 2>&1 >/dev/null | grep -E 'number of relocations:' | head -1 | sed 's/^[^:]*:[[:space:]]*//')"
-echo "binary: $(du -b "$meishi" | cut -f1) bytes;$(size -A "$meishi" | awk '$1 ~ /^\.(text|rodata|eh_frame|data\.rel\.ro|rela\.dyn|relr\.dyn|debug_info)$/ {printf " %s %.1f MB", $1, $2 / 1048576}')"
+echo "binary: $(du -b "$meishi" | cut -f1) bytes;$(size -A "$meishi" | awk '$1 ~ /^\.(text|rodata|eh_frame|data\.rel\.ro|rela\.dyn|relr\.dyn|debug_info)$/ {printf " %s %.2f MB", $1, $2 / 1048576}')"
 if [ "$only" = startup ]; then
   mkdir -p "$out/home"
   "$bench" store "$out/home" "$count" "$out/rows.sql" >/dev/null
+  "$meishi" --home "$out/home" init >/dev/null   # commands refuse a home without an identity
   echo "contacts list --limit 50 of $count contacts  median $(median_ms 15 "$meishi" --home "$out/home" contacts list --limit 50) ms   (target: < 10 ms)"
   exit 0
 fi
@@ -81,6 +82,7 @@ echo
 echo "## Contact store: $count contacts"
 mkdir -p "$out/home"
 "$bench" store "$out/home" "$count" "$out/rows.sql" | tee "$out/insert.txt"
+"$meishi" --home "$out/home" init >/dev/null   # commands refuse a home without an identity
 meishi_s=$(awk '{print $(NF-3)}' "$out/insert.txt")
 # The sqlite3 shell inserts the same rows into the same (migrated, empty) schema in one transaction.
 sqlite3 "$out/home/meishi.sqlite" ".schema" > "$out/schema.sql"
