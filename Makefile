@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -50,6 +50,11 @@ fuzz-seed:
 TRIALS ?= 100
 crash: build
 	MEISHI_CRASH_TRIALS=$(TRIALS) MEISHI_CRASH_CARDS=20000 $(SWIFT) test --filter CrashConsistencyTests
+
+# Only the start-up part: --version, card qr and contacts list next to qrencode in one run.
+bench-startup: release
+	@scripts/install-deps.sh hyperfine qrencode
+	@scripts/bench.sh startup
 
 bench-exchange: release
 	@scripts/install-deps.sh hyperfine iproute2

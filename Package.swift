@@ -76,6 +76,15 @@ let package = Package(
                 "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // Start-up of the release build (make bench-startup): the toolchain's lld packs the
+            // ~100,000 relative relocations (DT_RELR, glibc >= 2.36; gold cannot), and the
+            // executable exports no symbols: the static Swift runtime asks for -export-dynamic,
+            // which put 21,000 symbols in front of every lookup the loader makes for the shared
+            // libraries, and nothing here looks a symbol up in the executable.
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                              "-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release)),
             ]),
 
         // A corpus replayer normally; libFuzzer's target when built with -DFUZZING (make fuzz).

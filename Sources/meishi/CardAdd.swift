@@ -3,7 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiKit
 
-struct CardAdd: MeishiCommand {
+struct CardAdd: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "add", abstract: "Add a value to a multi-valued field (email, phone, url).",
         discussion: """

@@ -3,7 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiKit
 
-struct CardEdit: MeishiCommand {
+struct CardEdit: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
         abstract: "Edit your card in $VISUAL or $EDITOR.",

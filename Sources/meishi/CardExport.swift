@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardExport: MeishiCommand {
+struct CardExport: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write your card as a signed ProximityPayload (JSON).",

@@ -3,7 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiKit
 
-struct CardImportCommand: MeishiCommand {
+struct CardImportCommand: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Fill your card from a vCard file (one card).",

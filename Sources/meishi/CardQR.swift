@@ -13,7 +13,7 @@ extension QRErrorCorrection: ExpressibleByArgument {
     public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
 }
 
-struct CardQR: MeishiCommand {
+struct CardQR: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "qr",
         abstract: "Show your signed card as a QR code (terminal, PNG, SVG or its text).",

@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardSet: MeishiCommand {
+struct CardSet: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Set a field to one value, replacing what it held.",
         discussion: """

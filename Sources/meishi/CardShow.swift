@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardShow: MeishiCommand {
+struct CardShow: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show your card, or what a share at a level discloses.",
         discussion: """

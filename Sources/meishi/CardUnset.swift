@@ -2,7 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct CardUnset: MeishiCommand {
+struct CardUnset: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "unset", abstract: "Remove a field, or one value of it.",
         discussion: """

@@ -5,6 +5,7 @@ import MeishiStore
 
 struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "contacts",
         abstract: "Store, list, show and delete contacts; import, export and share them.",
         discussion: """
             A contact is keyed by its DID. Trust is 'met' (exchanged in person with a confirmed code), \

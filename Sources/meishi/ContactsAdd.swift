@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsAdd: MeishiCommand {
+struct ContactsAdd: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Verify a signed card and store it as a 'signed' contact.",

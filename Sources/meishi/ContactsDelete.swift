@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsDelete: MeishiCommand {
+struct ContactsDelete: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete one contact.",
         discussion: """

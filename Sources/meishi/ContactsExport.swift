@@ -4,7 +4,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsExport: MeishiCommand {
+struct ContactsExport: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write contacts as vCards (or JSON) for phones and address books.",

@@ -4,7 +4,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsImport: MeishiCommand {
+struct ContactsImport: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import vCard files (2.1, 3.0, 4.0) as 'unsigned' contacts.",

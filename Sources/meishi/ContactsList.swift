@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsList: MeishiCommand {
+struct ContactsList: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.",
         discussion: """
             Examples:

@@ -5,7 +5,7 @@ import MeishiKit
 import MeishiQR
 import MeishiStore
 
-struct ContactsShare: MeishiCommand {
+struct ContactsShare: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: "Pass on a verified contact's signed card, signature intact.",

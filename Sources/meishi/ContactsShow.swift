@@ -3,7 +3,7 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct ContactsShow: MeishiCommand {
+struct ContactsShow: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact.",
         discussion: """
             Examples:

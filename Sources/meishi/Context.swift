@@ -96,10 +96,27 @@ struct Context: Sendable {
 /// A command that runs on an injected `Context`.
 protocol MeishiCommand: AsyncParsableCommand {
     func run(_ ctx: Context) async throws
+    /// Runs the command on the calling thread and returns true when it never awaits; returns false
+    /// without doing anything when only `run(_:) async` can run it.
+    func runSynchronously(_ ctx: Context) throws -> Bool
 }
 
 extension MeishiCommand {
     mutating func run() async throws { try await run(Context.live()) }
+    func runSynchronously(_ ctx: Context) throws -> Bool { false }
+}
+
+/// A command whose work never awaits: `meishi` runs it on the main thread, so the process starts
+/// no thread of Swift concurrency (each costs a clone and a wake-up on a busy machine).
+protocol SynchronousCommand: MeishiCommand {
+    func run(_ ctx: Context) throws
+}
+
+extension SynchronousCommand {
+    func runSynchronously(_ ctx: Context) throws -> Bool {
+        try run(ctx)
+        return true
+    }
 }
 
 /// What a command needs of its home: resolved once from `--home` and the environment.

@@ -6,6 +6,7 @@ import MeishiProximity
 
 struct Exchange: MeishiCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exchange",
         abstract: "Swap signed cards with a nearby person over the network.",
         discussion: """
             Run 'meishi exchange' on both machines: they find each other by UDP multicast on the local \

@@ -5,6 +5,7 @@ import MeishiStore
 
 struct Friends: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "friends",
         abstract: "List contacts with how many friends each shares with you.",
         discussion: """
             Every 'meishi exchange' compares the two people's contacts privately (see --friends there) \
@@ -18,7 +19,7 @@ struct Friends: AsyncParsableCommand {
         subcommands: [FriendsList.self, FriendsCommon.self], defaultSubcommand: FriendsList.self)
 }
 
-struct FriendsList: MeishiCommand {
+struct FriendsList: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts with how many friends each shares with you.",
         discussion: """
             A contact added by QR or import was never compared: it says so rather than 0.
@@ -51,7 +52,7 @@ struct FriendsList: MeishiCommand {
     }
 }
 
-struct FriendsCommon: MeishiCommand {
+struct FriendsCommon: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "common", abstract: "List the friends one contact shares with you.",
         discussion: """
             Your contacts that the last exchange with REF found it also knows, in your names for them, \

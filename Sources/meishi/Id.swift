@@ -3,8 +3,9 @@ import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
-struct Id: MeishiCommand {
+struct Id: SynchronousCommand {
     static let configuration = CommandConfiguration(
+        commandName: "id",
         abstract: "Show your DID, fingerprint and key file.",
         discussion: """
             Reads only the public identity: no passphrase is needed.
@@ -42,7 +43,7 @@ struct Id: MeishiCommand {
     }
 }
 
-struct IdExport: MeishiCommand {
+struct IdExport: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write an encrypted backup of your identity.",

@@ -3,8 +3,9 @@ import Foundation
 import MeishiCard
 import MeishiKit
 
-struct Inbox: MeishiCommand {
+struct Inbox: SynchronousCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inbox",
         abstract: "Read the notes your contacts sent you.",
         discussion: """
             Shows unexpired messages with their sender (as stored in your contacts), trust and age, and \

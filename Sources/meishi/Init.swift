@@ -3,8 +3,9 @@ import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
-struct Init: MeishiCommand {
+struct Init: SynchronousCommand {
     static let configuration = CommandConfiguration(
+        commandName: "init",
         abstract: "Create your identity: an Ed25519 signing key and an X25519 key for sealed messages.",
         discussion: """
             The keys are written to identity.key (mode 0600, never overwritten) and the public half \

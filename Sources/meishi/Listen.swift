@@ -5,6 +5,7 @@ import MeishiKit
 
 struct Listen: MeishiCommand {
     static let configuration = CommandConfiguration(
+        commandName: "listen",
         abstract: "Receive notes from your contacts on this network.",
         discussion: """
             Makes this machine reachable for known contacts and stays silent otherwise: it announces \

@@ -3,7 +3,7 @@ import Foundation
 import MeishiKit
 
 @main
-struct Meishi: AsyncParsableCommand {
+struct Meishi: ParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -22,8 +22,16 @@ struct Meishi: AsyncParsableCommand {
         subcommands: [Init.self, Id.self, PassphraseCommand.self, CardCommand.self, Verify.self, Scan.self, Exchange.self,
                       Contacts.self, Friends.self, Send.self, Listen.self, Inbox.self])
 
-    static func main() async {
-        Foundation.exit(await Self.run(arguments: Array(CommandLine.arguments.dropFirst()), in: Context.live()))
+    /// Synchronous on purpose: `--version`, help, errors and every `SynchronousCommand` finish on
+    /// the main thread; only a command that awaits (exchange, send, listen) starts Swift
+    /// concurrency, whose threads cost a start-up measured in `make bench-startup`.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let ctx = Context.live()
+        if case .finished(let status) = start(arguments: arguments, in: ctx) { Foundation.exit(status) }
+        // The command needs Swift concurrency: parse again inside a task (cheap next to its network work).
+        Task { Foundation.exit(await run(arguments: arguments, in: ctx)) }
+        dispatchMain()
     }
 
     /// The subcommand names at the start of `arguments` ("card", "set"), for help hints.
@@ -108,42 +116,74 @@ struct Meishi: AsyncParsableCommand {
         return row[b.count]
     }
 
-    /// Parses and runs one command line on `ctx`, printing errors as `meishi: error: …`; returns
-    /// the exit status. Tests call it in-process with a recording context.
-    static func run(arguments: [String], in ctx: Context) async -> Int32 {
-        let out = ctx.out
-        // With --json, a failure is also one JSON document on standard output, so scripts never
-        // parse standard error; this is the one place failures become output.
-        let wantsJSON = arguments.prefix { $0 != "--" }.contains("--json")
-        func fail(_ failure: MeishiFailure) -> Int32 {
-            out.report(failure)
-            if wantsJSON { out.json(failure.jsonDocument) }
-            return failure.status.rawValue
+    /// What `start` left to do: nothing but exit with a status, or run a command that awaits.
+    enum Start {
+        case finished(Int32)
+        case needsConcurrency(any MeishiCommand)
+    }
+
+    /// Parses one command line on `ctx` and runs it when that needs no Swift concurrency, printing
+    /// errors as `meishi: error: …`.
+    static func start(arguments: [String], in ctx: Context) -> Start {
+        if let unknown = unknownCommand(arguments) {
+            return .finished(fail(.unknownCommand(unknown.word, under: unknown.path, suggestions: unknown.suggestions), arguments, ctx))
         }
-        if let unknown = unknownCommand(arguments) { return fail(.unknownCommand(unknown.word, under: unknown.path, suggestions: unknown.suggestions)) }
         do {
             var command = try parseAsRoot(Exchange.expandingBareCode(hoistingGlobalOptions(arguments)))
             if let meishiCommand = command as? any MeishiCommand {
-                try await meishiCommand.run(ctx)
+                if try !meishiCommand.runSynchronously(ctx) { return .needsConcurrency(meishiCommand) }
             } else {
                 // A command group without a subcommand: argument parser prints its help.
                 try command.run()
             }
-            return 0
-        } catch let failure as MeishiFailure {
-            return fail(failure)
-        } catch let error as MeishiError {
-            return fail(MeishiFailure(error))
-        } catch let code as ExitCode {
-            return code.rawValue
+            return .finished(0)
         } catch {
+            return .finished(status(for: error, arguments, ctx))
+        }
+    }
+
+    /// Parses and runs one command line on `ctx`, printing errors as `meishi: error: …`; returns
+    /// the exit status. Tests call it in-process with a recording context.
+    static func run(arguments: [String], in ctx: Context) async -> Int32 {
+        switch start(arguments: arguments, in: ctx) {
+        case .finished(let status):
+            return status
+        case .needsConcurrency(let command):
+            do {
+                try await command.run(ctx)
+                return 0
+            } catch {
+                return status(for: error, arguments, ctx)
+            }
+        }
+    }
+
+    /// Reports a failure (with --json, also as one JSON document on standard output, so scripts
+    /// never parse standard error; this is the one place failures become output); its status.
+    private static func fail(_ failure: MeishiFailure, _ arguments: [String], _ ctx: Context) -> Int32 {
+        ctx.out.report(failure)
+        if arguments.prefix(while: { $0 != "--" }).contains("--json") { ctx.out.json(failure.jsonDocument) }
+        return failure.status.rawValue
+    }
+
+    /// The exit status for what a command threw, after printing it.
+    private static func status(for error: any Error, _ arguments: [String], _ ctx: Context) -> Int32 {
+        switch error {
+        case let failure as MeishiFailure:
+            return fail(failure, arguments, ctx)
+        case let error as MeishiError:
+            return fail(MeishiFailure(error), arguments, ctx)
+        case let code as ExitCode:
+            return code.rawValue
+        default:
             let code = exitCode(for: error)
             if code == .success {
-                out.line(fullMessage(for: error))
+                ctx.out.line(fullMessage(for: error))
                 return 0
             }
             return fail(.usage(message(for: error), command: commandPath(hoistingGlobalOptions(arguments)),
-                               status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage))
+                               status: code == .validationFailure ? .usage : ExitStatus(rawValue: code.rawValue) ?? .usage),
+                        arguments, ctx)
         }
     }
 }

@@ -43,7 +43,7 @@ private func reprotect(_ global: GlobalOptions, _ ctx: Context, wantEncrypted: B
                           : "\(session.home.secretKeyPath) is now encrypted with the new passphrase")
 }
 
-struct PassphraseSet: MeishiCommand {
+struct PassphraseSet: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Encrypt a secret key that has no passphrase.",
         discussion: "Example:\n  meishi passphrase set")
@@ -51,7 +51,7 @@ struct PassphraseSet: MeishiCommand {
     func run(_ ctx: Context) throws { try reprotect(global, ctx, wantEncrypted: false, removing: false) }
 }
 
-struct PassphraseChange: MeishiCommand {
+struct PassphraseChange: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "change", abstract: "Change the passphrase of an encrypted secret key.",
         discussion: "Example:\n  meishi passphrase change")
@@ -59,7 +59,7 @@ struct PassphraseChange: MeishiCommand {
     func run(_ ctx: Context) throws { try reprotect(global, ctx, wantEncrypted: true, removing: false) }
 }
 
-struct PassphraseRemove: MeishiCommand {
+struct PassphraseRemove: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "remove", abstract: "Store the secret key without a passphrase.",
         discussion: "Anyone who can read your files can then use your identity.\n\nExample:\n  meishi passphrase remove")

@@ -4,8 +4,9 @@ import MeishiCard
 import MeishiKit
 import MeishiStore
 
-struct Scan: MeishiCommand {
+struct Scan: SynchronousCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Read QR codes from images; verify and store the meishi cards in them.",
         discussion: """
             Reads PNG, JPEG, PGM and PPM files, or standard input with '-' (at most 50 megapixels). Every \

@@ -2,8 +2,9 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 
-struct Verify: MeishiCommand {
+struct Verify: SynchronousCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Check a signed card without storing it.",
         discussion: """
             Checks the JSON shape and limits (at most 16 KiB), the version, that senderDID names \
