@@ -90,7 +90,9 @@ import Testing
         #expect(located.codes.count >= 6)
         #expect(Set(located.codes).count == located.codes.count)
         #expect(Set(located.codes).isSubset(of: expected))
-        let found = QRScanner.scan(image)
+        // What is checked is that every code is found once, not how fast: a debug build on a
+        // loaded machine gets more than the default 100 ms of processor time.
+        let found = QRScanner.scan(image, budget: .seconds(5))
         let texts = found.map { String(decoding: $0.bytes, as: UTF8.self) }
         #expect(texts.count == expected.count)
         #expect(Set(texts) == Set(expected))
