@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MeishiCrypto
+import MeishiCard
 import MeishiKit
 import MeishiQR
 
@@ -86,6 +87,15 @@ struct Context: Sendable {
 
     /// A file's bytes, or standard input's for "-"; more than `limit` bytes is `fileTooLarge`
     /// (its real size is never guessed from the `limit + 1` bytes read).
+    /// A note as typed, or read from standard input for `-` (one trailing newline dropped); the
+    /// one reader for `send TEXT|-` and `exchange --message TEXT|-`.
+    func readNote(_ text: String) throws -> String {
+        guard text == "-" else { return text }
+        let bytes = try readStandardInput(MessageEnvelope.maximumTextBytes + 1)
+        guard let s = String(validating: bytes, as: UTF8.self) else { throw MeishiFailure.standardInputNotText }
+        return s.hasSuffix("\n") ? String(s.dropLast()) : s
+    }
+
     func readAtMost(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
         let bytes = try read(path, limit: limit)
         guard bytes.count <= limit else { throw .fileTooLarge(path: path == "-" ? "standard input" : path, limit: limit) }

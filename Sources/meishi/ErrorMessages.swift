@@ -418,6 +418,7 @@ extension MeishiFailure {
 
     static let newPassphraseNeeded = MeishiFailure("MEISHI_PASSPHRASE is the current passphrase; the new one is missing",
                                                    hint: "set MEISHI_NEW_PASSPHRASE too, or run it on a terminal", status: .usage)
+    static let standardInputNotText = MeishiFailure("standard input is not UTF-8 text", status: .dataError)
     static let samePassphrase = MeishiFailure("the new passphrase is the current one: nothing changed",
                                               hint: "choose another passphrase", status: .usage)
 }

@@ -179,14 +179,7 @@ struct Exchange: MeishiCommand {
                                 status: .usage)
         }
         let session = try global.session(ctx)
-        var note = message
-        if message == "-" {
-            let bytes = try ctx.readStandardInput(MessageEnvelope.maximumTextBytes + 1)
-            guard let s = String(validating: bytes, as: UTF8.self) else {
-                throw MeishiFailure("standard input is not UTF-8 text", status: .dataError)
-            }
-            note = s.hasSuffix("\n") ? String(s.dropLast()) : s
-        }
+        let note = try message.map(ctx.readNote)
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
         let interactive = !yes && !json

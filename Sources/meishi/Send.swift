@@ -58,14 +58,7 @@ struct Send: MeishiCommand {
 
     func run(_ ctx: Context) async throws {
         let session = try global.session(ctx)
-        var note = text
-        if text == "-" {
-            let bytes = try ctx.readStandardInput(MessageEnvelope.maximumTextBytes + 1)
-            guard let s = String(validating: bytes, as: UTF8.self) else {
-                throw MeishiFailure("standard input is not UTF-8 text", status: .dataError)
-            }
-            note = s.hasSuffix("\n") ? String(s.dropLast()) : s
-        }
+        let note = try ctx.readNote(text)
         let identity = try session.loadIdentity()
         let out = ctx.out
         let peerEndpoint = peer.flatMap(MessagePort.split)
