@@ -67,20 +67,52 @@ public struct IdentityStore: Sendable {
     /// old files to `*.bak-<unix time>` and returns the backup path.
     public func create(passphrase: SecureBytes?, force: Bool, now: Int64,
                        limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
-        try install(Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey()), passphrase: passphrase, force: force,
-                    now: now, limits: limits)
+        let installed = try install(Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey()), passphrase: passphrase,
+                                    force: force, now: now, limits: limits)
+        return (installed.identity, installed.backup)
     }
 
-    /// Writes `identity`'s files (a new one, or one restored from a backup), like `create`.
-    func install(_ identity: Identity, passphrase: SecureBytes?, force: Bool, now: Int64,
-                 limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
+    /// What `create` and `restore` wrote, and what they moved aside.
+    public struct Installed: Sendable {
+        public let identity: Identity
+        /// The previous identity.key, renamed, when one was replaced.
+        public let backup: String?
+        /// The previous person's card and store, renamed (restoring another identity's backup).
+        public let setAside: [String]
+    }
+
+    /// Writes `identity`'s files (a new one, or one restored from a backup), like `create`. With
+    /// `setAsideHomeData`, the card and store are renamed with the key files (data first, so a
+    /// kill part-way never leaves the new identity beside the old person's contacts).
+    func install(_ identity: Identity, passphrase: SecureBytes?, force: Bool, now: Int64, setAsideHomeData: Bool = false,
+                 limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> Installed {
         try home.ensureExists()
         var backup: String?
+        var setAside: [String] = []
         if exists {
             guard force else { throw .identityExists(home: home.path) }
-            let suffix = ".bak-\(now)"
+            // SQLite finds a database's journal by its name: the WAL and shared-memory files
+            // follow the database to `<db>.bak-<time>-wal`, so the kept copy opens whole.
+            let db = home.databasePath
+            func dataMoves(_ suffix: String) -> [(String, String)] {
+                setAsideHomeData ? [(home.cardPath, home.cardPath + suffix), (db + "-wal", db + suffix + "-wal"),
+                                    (db + "-shm", db + suffix + "-shm"), (db, db + suffix)] : []
+            }
+            let keys = [home.secretKeyPath, home.publicIdentityPath, home.solidarityKeyPath]
+            // A second replacement in the same second gets `.bak-<time>-2`, and so on.
+            var suffix = ".bak-\(now)"
+            for n in 2...99 {
+                let taken = keys.contains { SecureFile.exists($0 + suffix) } || dataMoves(suffix).contains { SecureFile.exists($0.1) }
+                if !taken { break }
+                suffix = ".bak-\(now)-\(n)"
+            }
+            for (from, to) in dataMoves(suffix) where SecureFile.exists(from) {
+                if SecureFile.exists(to) { throw .cannotBackUp(path: from, reason: "\(to) already exists") }
+                guard rename(from, to) == 0 else { throw .cannotBackUp(path: from, reason: SecureFile.lastError()) }
+                if !to.hasSuffix("-wal") && !to.hasSuffix("-shm") { setAside.append(to) }
+            }
             // The Solidarity key belongs to the identity (it is bound to its DID): it goes with it.
-            for p in [home.secretKeyPath, home.publicIdentityPath, home.solidarityKeyPath] where SecureFile.exists(p) {
+            for p in keys where SecureFile.exists(p) {
                 if SecureFile.exists(p + suffix) { throw .cannotBackUp(path: p, reason: "\(p + suffix) already exists") }
                 guard rename(p, p + suffix) == 0 else { throw .cannotBackUp(path: p, reason: SecureFile.lastError()) }
             }
@@ -102,7 +134,7 @@ public struct IdentityStore: Sendable {
             "created": .number(Double(now)),
         ]
         try SecureFile.write(JCS.canonicalize(.object(pub)) + [0x0A], to: home.publicIdentityPath)
-        return (identity, backup)
+        return Installed(identity: identity, backup: backup, setAside: setAside)
     }
 
     func associatedData(did: String) -> [UInt8] {

@@ -75,9 +75,11 @@ extension IdentityStore {
     }
 
     /// Restores an identity from `backup` (asking `passphrases` for the backup's passphrase); the
-    /// restored identity.key is sealed under that same passphrase. `force` as for `create`.
+    /// restored identity.key is sealed under that same passphrase. `force` as for `create`; when
+    /// the home held another identity, its card and store are set aside with its keys: they are
+    /// that person's, not the restored one's.
     public func restore(_ backup: [UInt8], path: String, passphrases: PassphraseSource, force: Bool, now: Int64,
-                        limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> (Identity, backup: String?) {
+                        limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> Installed {
         if !force { try refuseExisting() }
         let damaged = MeishiError.identityDamaged(path: path)
         guard var json = try? StrictJSONParser.parse(backup), json["format"] == .string(Self.backupFormat) else {
@@ -93,7 +95,9 @@ extension IdentityStore {
               let box = try? X25519.SecretKey(rawRepresentation: secret.subrange(seedCount..<Self.secretByteCount)) else { throw damaged }
         let identity = Identity(signingKey: sign, boxKey: box)
         guard identity.did == did else { throw damaged }
-        return try install(identity, passphrase: remembering.last, force: force, now: now, limits: limits)
+        let anotherPerson = exists && (try? loadPublic())?.did != did
+        return try install(identity, passphrase: remembering.last, force: force, now: now, setAsideHomeData: anotherPerson,
+                           limits: limits)
     }
 }
 

@@ -23,7 +23,7 @@ struct Init: SynchronousCommand {
                              discussion: "The passphrase comes from MEISHI_PASSPHRASE or is asked on the terminal."))
     var passphrase = false
 
-    @Flag(help: "Replace an existing identity; the old key files are kept as *.bak-<time>.")
+    @Flag(help: "Replace an existing identity; the old key files are kept as *.bak-<time> (with --restore of another identity, its card and contacts too).")
     var force = false
 
     @Option(help: ArgumentHelp("Restore the identity from a backup made by 'meishi id export' (its passphrase is asked).",
@@ -70,9 +70,9 @@ struct Init: SynchronousCommand {
     private func restoreIdentity(from file: String, _ session: HomeSession, _ ctx: Context) throws {
         var bytes = try ctx.readAtMost(file, limit: 4096)
         defer { wipe(&bytes) }
-        let (identity, backup) = try session.identities.restore(bytes, path: file, passphrases: ctx.passphrases, force: force,
-                                                                now: ctx.unixNow)
-        let pub = identity.publicIdentity
+        let installed = try session.identities.restore(bytes, path: file, passphrases: ctx.passphrases, force: force,
+                                                       now: ctx.unixNow)
+        let pub = installed.identity.publicIdentity, backup = installed.backup
         let encrypted = try session.identities.isEncrypted()
         if json {
             var obj: [String: JSONValue] = [
@@ -80,10 +80,15 @@ struct Init: SynchronousCommand {
                 "keyFile": .string(session.home.secretKeyPath), "encrypted": .bool(encrypted),
             ]
             if let backup { obj["backup"] = .string(backup) }
+            if !installed.setAside.isEmpty { obj["setAside"] = .array(installed.setAside.map { .string($0) }) }
             ctx.out.json(.object(obj))
             return
         }
         if let backup { ctx.out.note("previous key kept as \(backup)") }
+        if !installed.setAside.isEmpty {
+            ctx.out.note("the previous identity's card and contacts are not the restored one's: kept as "
+                         + installed.setAside.joined(separator: " and "))
+        }
         ctx.out.line("""
             restored identity \(pub.did)
             fingerprint  \(pub.fingerprint)

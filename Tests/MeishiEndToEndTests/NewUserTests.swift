@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import MeishiCard
 import MeishiQR
@@ -357,6 +358,49 @@ import MeishiQR
         let keyFile = try Self.write(try String(contentsOfFile: mei.home + "/identity.key", encoding: .utf8), "identity.key")
         #expect(await forged("init", "--restore", keyFile).status == 65)
         #expect(!FileManager.default.fileExists(atPath: forged.home + "/identity.key"))
+    }
+
+    /// `init --restore --force` of another person's backup into a home with a card and contacts:
+    /// they were the previous person's, so they are set aside with the keys (kept whole, the store
+    /// opening with its contacts); restoring the same identity keeps them in place.
+    @Test func restoringAnotherPersonsBackupSetsAsideTheirCardAndContacts() async throws {
+        var other = await Self.person("Ken Sato")
+        other.environment["MEISHI_NEW_PASSPHRASE"] = "other words here"
+        let otherBackup = Fixtures.temporaryDirectory() + "/other-backup.json"
+        #expect(await other("id", "export", "-o", otherBackup).status == 0)
+
+        var mei = await Self.person()
+        let friend = await Self.person("Ann Lee")
+        mei.stdin = Array(await friend("card", "export").out.utf8)
+        #expect(await mei("contacts", "add", "-").status == 0)
+        mei.environment["MEISHI_NEW_PASSPHRASE"] = "mei words here"
+        let ownBackup = Fixtures.temporaryDirectory() + "/own-backup.json"
+        #expect(await mei("id", "export", "-o", ownBackup).status == 0)
+
+        // The same identity: card and contacts stay.
+        mei.environment = ["MEISHI_PASSPHRASE": "mei words here"]
+        let same = await mei("init", "--restore", ownBackup, "--force", "--json")
+        #expect(same.status == 0 && !same.out.contains("setAside"), "\(same.err)")
+        #expect(await mei("contacts", "list").out.contains("Ann Lee"))
+
+        // Another person's: set aside, reported, and the home starts empty for them.
+        mei.environment = ["MEISHI_PASSPHRASE": "other words here"]
+        let r = await mei("init", "--restore", otherBackup, "--force")
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.err.contains("the previous identity's card and contacts are not the restored one's: kept as \(mei.home)/card.json.bak-"))
+        #expect(r.err.contains("\(mei.home)/meishi.sqlite.bak-"))
+        mei.environment = [:]
+        let list = await mei("contacts", "list")
+        #expect(!list.out.contains("Ann Lee"), "\(list.out)")
+        #expect(!(await mei("card", "show").out.contains("Mei Tanaka")))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: mei.home)
+        let keptStore = try #require(kept.first { $0.hasPrefix("meishi.sqlite.bak-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        #expect(try String(contentsOfFile: mei.home + "/" + kept.first { $0.hasPrefix("card.json.bak-") }!, encoding: .utf8)
+            .contains("Mei Tanaka"))
+        let names = try await DatabaseQueue(path: mei.home + "/" + keptStore).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM contact")
+        }
+        #expect(names == ["Ann Lee"])
     }
 
     // MARK: Help
