@@ -66,4 +66,37 @@ public enum DisplayWidth {
             return line
         }
     }
+
+    /// `rows` with column `column` cut (never below `minimum` columns) so that every line of
+    /// `table(rows)` fits in `width`; the other columns keep their widths.
+    public static func fitting(_ rows: [[String]], width: Int, shrinking column: Int, minimum: Int = 8) -> [[String]] {
+        let widest = table(rows).map(of).max() ?? 0
+        guard widest > width else { return rows }
+        let current = rows.map { column < $0.count ? of($0[column]) : 0 }.max() ?? 0
+        let target = max(minimum, current - (widest - width))
+        return rows.map { row in
+            guard column < row.count else { return row }
+            var r = row
+            r[column] = truncated(r[column], to: target)
+            return r
+        }
+    }
+
+    /// `text` broken at spaces into lines of at most `width` columns (a word wider than that is
+    /// cut); continuation lines start with `indent` spaces.
+    public static func wrapped(_ text: String, to width: Int, indent: Int = 2) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ").map(String.init) {
+            let candidate = line.isEmpty ? (lines.isEmpty ? "" : String(repeating: " ", count: indent)) + word : line + " " + word
+            if of(candidate) <= width || line.isEmpty || line.allSatisfy({ $0 == " " }) {
+                line = of(candidate) <= width ? candidate : truncated(candidate, to: width)
+            } else {
+                lines.append(line)
+                line = String(repeating: " ", count: indent) + word
+                if of(line) > width { line = truncated(line, to: width) }
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
 }

@@ -23,6 +23,13 @@ public struct CommonFriends: Equatable, Sendable {
     public let peerSetSize: Int
     /// My contacts it shares, still stored (a contact deleted later drops out), by name.
     public let friends: [Contact]
+    /// How many the comparison found (nil for one recorded before this was kept): more than
+    /// `friends.count` when some were deleted since.
+    public let found: Int?
+
+    /// Found by the comparison but deleted from my contacts since (re-adding one does not bring
+    /// it back: it was matched as the contact it was then).
+    public var deletedSince: Int { max(0, (found ?? friends.count) - friends.count) }
 }
 
 extension ContactStore {
@@ -41,6 +48,14 @@ extension ContactStore {
                 t.primaryKey(["contactId", "friendId"])
             }
             try db.create(index: "common_friend_on_friend", on: "common_friend", columns: ["friendId"])
+        }
+    }
+
+    /// Keeps how many friends each comparison found, so a later listing can say how many were
+    /// deleted since (registered after every v3 migration).
+    static func registerCommonFriendsFoundMigration(_ m: inout DatabaseMigrator) {
+        m.registerMigration("v4-common-friends-found") { db in
+            try db.alter(table: "friend_comparison") { t in t.add(column: "found", .integer) }
         }
     }
 
@@ -75,17 +90,19 @@ extension ContactStore {
                 INSERT OR IGNORE INTO common_friend (contactId, friendId) SELECT ?, id FROM contact WHERE id = ? AND id != ?
                 """)
             for f in friendIDs { try insert.execute(arguments: [contactID, f, contactID]) }
+            try db.execute(sql: "UPDATE friend_comparison SET found = (SELECT COUNT(*) FROM common_friend WHERE contactId = ?) WHERE contactId = ?",
+                           arguments: [contactID, contactID])
         }
     }
 
     /// The last comparison with `contactID`; nil when there was none (added by QR or import).
     public func commonFriends(of contactID: Int64) throws(StoreError) -> CommonFriends? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT mode, at, peerSetSize FROM friend_comparison WHERE contactId = ?",
+            guard let row = try Row.fetchOne(db, sql: "SELECT mode, at, peerSetSize, found FROM friend_comparison WHERE contactId = ?",
                                              arguments: [contactID]) else { return nil }
             let friends = try Contact.filter(sql: "id IN (SELECT friendId FROM common_friend WHERE contactId = ?)", arguments: [contactID])
                 .order(sql: "name COLLATE NOCASE, id").fetchAll(db)
-            return CommonFriends(mode: row["mode"], at: row["at"], peerSetSize: row["peerSetSize"], friends: friends)
+            return CommonFriends(mode: row["mode"], at: row["at"], peerSetSize: row["peerSetSize"], friends: friends, found: row["found"])
         }
     }
 

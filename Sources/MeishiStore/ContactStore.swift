@@ -186,6 +186,7 @@ public final class ContactStore: Sendable {
         registerImportMigration(&m)
         registerCommonFriendsMigration(&m)
         registerMessageMigration(&m)
+        registerCommonFriendsFoundMigration(&m)
         return m
     }
 

@@ -57,8 +57,14 @@ enum CardRendering {
         }
         let kept = VCardExtras(json: c.vcard).properties.count
         if kept > 0 { rows.append(("vcard", "\(kept) other propert\(kept == 1 ? "y" : "ies") kept for 'contacts export'")) }
-        if !c.conflictIDs.isEmpty {
-            rows.append(("warning", "same name or email as contact \(c.conflictIDs.map { "#\($0)" }.joined(separator: ", ")): possible impersonation"))
+        let earlier = c.conflictIDs.filter { $0 < (c.id ?? 0) }, later = c.conflictIDs.filter { $0 > (c.id ?? 0) }
+        if !earlier.isEmpty {
+            rows.append(("warning", "same name or email as contact \(earlier.map { "#\($0)" }.joined(separator: ", ")), stored before it: "
+                         + "possible impersonation"))
+        }
+        if !later.isEmpty {
+            rows.append(("warning", "contact \(later.map { "#\($0)" }.joined(separator: ", ")), stored after it, has the same name or email: "
+                         + "possible impersonation of this one"))
         }
         return "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
     }

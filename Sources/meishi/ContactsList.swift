@@ -46,7 +46,7 @@ struct ContactsList: SynchronousCommand {
         let cut = ctx.terminal.standardOutputIsTerminal
         let rows = found.map { c in
             ["#\(c.id ?? 0)", cell(c.name ?? "-", 28, cut), cell(c.org ?? "-", 20, cut),
-             c.trust.rawValue + (c.conflictIDs.isEmpty ? "" : " !"),
+             c.trust.rawValue + (Self.isNewcomer(c) ? " !" : ""),
              String(CardRendering.date(c.lastSeen).prefix(10)), cut ? String(c.did.prefix(20)) + "…" : c.did]
         }
         var table = [["ID", "NAME", "ORG", "TRUST", "LAST SEEN", "DID"]] + rows
@@ -55,10 +55,19 @@ struct ContactsList: SynchronousCommand {
             for column in [5, 4, 2] where DisplayWidth.table(table).contains(where: { DisplayWidth.of($0) > width }) {
                 table = table.map { var r = $0; r.remove(at: column); return r }
             }
+            // Still too wide (a 40-column terminal): the names give way.
+            table = DisplayWidth.fitting(table, width: width, shrinking: 1)
         }
         for line in DisplayWidth.table(table) { ctx.out.line(line) }
-        if found.contains(where: { !$0.conflictIDs.isEmpty }) { ctx.out.line(MeishiFailure.flaggedLegend) }
+        if found.contains(where: Self.isNewcomer) {
+            let legend = MeishiFailure.flaggedLegend
+            for line in cut ? DisplayWidth.wrapped(legend, to: ctx.terminal.width ?? .max) : [legend] { ctx.out.line(line) }
+        }
     }
+
+    /// Marked `!`: stored after another contact with the same name or email (the one that came
+    /// first is not marked; `contacts show` of either names the other).
+    static func isNewcomer(_ c: Contact) -> Bool { c.conflictIDs.contains { $0 < (c.id ?? 0) } }
 
     private func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
         cut ? DisplayWidth.truncated(Console.safe(s), to: width) : Console.safe(s)

@@ -373,7 +373,7 @@ extension MeishiFailure {
 
     static func nextAfterInit(_ home: String?) -> String { "next: \(meishi(home)) card set name \"Your Name\"" }
 
-    static let flaggedLegend = "! possible impersonation: uses the name or email of another contact (see 'meishi contacts show ID')"
+    static let flaggedLegend = "! possible impersonation: came after another contact with the same name or email (see 'meishi contacts show ID')"
 }
 
 /// Possible impersonation, naming the newcomer.
@@ -467,6 +467,8 @@ extension MeishiFailure {
 /// The words of the common-friends phase (`meishi exchange`) and of `meishi friends`.
 enum FriendsWording {
     static let neverCompared = "never compared: no exchange with it ran a common-friends comparison"
+    static let neverComparedShort = "never compared"
+    static let neverComparedLegend = "never compared: added by QR, file or import, or no exchange with it compared contacts"
 
     /// "Common friends (2): Cleo Park, Dev Rao", or "Common friends: none", in my names for them.
     static func list(_ friends: [Contact]) -> String {
@@ -478,6 +480,17 @@ enum FriendsWording {
         .object(["id": .number(Double(c.id ?? 0)), "name": c.name.map(JSONValue.string) ?? .null, "did": .string(c.did)])
     }
 
+    /// Found by the comparison, deleted since: re-adding does not bring them back.
+    static func deletedSince(_ n: Int) -> String {
+        "\(n) more \(n == 1 ? "was" : "were") found then but deleted from your contacts since "
+            + "(re-adding does not bring \(n == 1 ? "it" : "them") back: exchange again to compare anew)"
+    }
+
+    /// The last exchange with the contact skipped the comparison: the list is older than it.
+    static func seenSince(_ lastSeen: Int64) -> String {
+        "seen again on \(CardRendering.date(lastSeen)) without a comparison: this list may be out of date"
+    }
+
     /// Why the comparison did not run; the other side says the mirror image.
     static func skipped(_ why: CommonFriendsSkip) -> String {
         switch why {
@@ -487,8 +500,10 @@ enum FriendsWording {
             "not compared: nobody compared the code here (--yes); compare the code or use --code to compare contacts"
         case .unauthenticatedByPeer:
             "not compared: nobody compared the code on the other side (--yes there); compare it or use --code"
-        case .ourSetTooLarge(let n, let limit): "not compared: your \(n) contacts exceed the other side's --max-set \(limit)"
-        case .peerSetTooLarge(let n, let limit): "not compared: the other side's \(n) contacts exceed --max-set \(limit)"
+        case .ourSetTooLarge(let n, let limit):
+            "not compared: your set of \(n) (contacts, and their emails and phones with --match) exceeds the other side's --max-set \(limit)"
+        case .peerSetTooLarge(let n, let limit):
+            "not compared: the other side's set of \(n) (contacts, and their emails and phones with --match) exceeds --max-set \(limit)"
         }
     }
 

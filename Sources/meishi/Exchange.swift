@@ -91,7 +91,7 @@ struct Exchange: MeishiCommand {
                                valueName: "mode"))
     var friends: FriendsMode = .ecdh
 
-    @Option(help: ArgumentHelp("Largest contact set accepted from the peer for common friends.", valueName: "n"))
+    @Option(help: ArgumentHelp("Largest set the peer may compare for common friends: its contacts, plus their emails and phones with --match.", valueName: "n"))
     var maxSet: Int = ExchangeService.FriendsOptions.defaultMaximumSetSize
 
     @Option(help: ArgumentHelp("Also compare contacts' emails and phones (ecdh and verified only).", valueName: "emails,phones"))

@@ -45,10 +45,16 @@ struct FriendsList: SynchronousCommand {
             return
         }
         guard !rows.isEmpty else { return ctx.out.note("no contacts yet") }
-        for r in rows {
-            let count = r.shared.map { "\($0) common friend\($0 == 1 ? "" : "s") (\(r.mode ?? "?"))" } ?? FriendsWording.neverCompared
-            ctx.out.line("#\(r.contact.id ?? 0)  \(CardRendering.name(r.contact.name))  \(count)")
+        var table = rows.map { r in
+            ["#\(r.contact.id ?? 0)", CardRendering.name(r.contact.name),
+             r.shared.map { "\($0) common friend\($0 == 1 ? "" : "s") (\(r.mode ?? "?"))" } ?? FriendsWording.neverComparedShort]
         }
+        // On a narrow terminal the names give way, then the never-compared wording is the short one.
+        if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width {
+            table = DisplayWidth.fitting(table, width: width, shrinking: 1)
+        }
+        for line in DisplayWidth.table(table) { ctx.out.line(line) }
+        if rows.contains(where: { $0.shared == nil }) { ctx.out.note(FriendsWording.neverComparedLegend) }
     }
 }
 
@@ -74,19 +80,21 @@ struct FriendsCommon: SynchronousCommand {
 
     func run(_ ctx: Context) throws {
         let (contact, found) = try global.session(ctx).contacts.commonFriends(of: ref)
+        let seenSince = found.map { contact.lastSeen > $0.at } ?? false
         if json {
-            var object: [String: JSONValue] = [
+            // Every key is present either way; a contact never compared has nulls.
+            ctx.out.json(.object([
                 "contact": .object(["id": .number(Double(contact.id ?? 0)), "name": contact.name.map(JSONValue.string) ?? .null,
                                     "did": .string(contact.did)]),
                 "compared": .bool(found != nil),
-            ]
-            if let found {
-                object["mode"] = .string(found.mode)
-                object["at"] = .string(CardRendering.date(found.at))
-                object["peerSetSize"] = .number(Double(found.peerSetSize))
-                object["friends"] = .array(found.friends.map(FriendsWording.json))
-            }
-            ctx.out.json(.object(object))
+                "mode": found.map { .string($0.mode) } ?? .null,
+                "at": found.map { .string(CardRendering.date($0.at)) } ?? .null,
+                "peerSetSize": found.map { .number(Double($0.peerSetSize)) } ?? .null,
+                "friends": found.map { .array($0.friends.map(FriendsWording.json)) } ?? .null,
+                "deletedSince": found.map { .number(Double($0.deletedSince)) } ?? .null,
+                "lastSeen": .string(CardRendering.date(contact.lastSeen)),
+                "seenSinceComparison": .bool(seenSince),
+            ]))
             return
         }
         guard let found else {
@@ -94,5 +102,7 @@ struct FriendsCommon: SynchronousCommand {
         }
         ctx.out.line(FriendsWording.list(found.friends))
         ctx.out.note("compared with \(CardRendering.name(contact.name)) by \(found.mode) on \(CardRendering.date(found.at))")
+        if found.deletedSince > 0 { ctx.out.note(FriendsWording.deletedSince(found.deletedSince)) }
+        if seenSince { ctx.out.note(FriendsWording.seenSince(contact.lastSeen)) }
     }
 }

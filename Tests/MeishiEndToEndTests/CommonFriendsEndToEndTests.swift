@@ -95,11 +95,27 @@ import Testing
     @Test func capAndOffSkipOnBothSidesAndSayWhy() throws {
         let w = try World.make()
         let r = try Self.exchange(w, listener: ["--max-set", "2"])
-        #expect((r.listener["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: the other side's 3 contacts exceed --max-set 2")
-        #expect((r.dialer["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: your 3 contacts exceed the other side's --max-set 2")
+        #expect((r.listener["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: the other side's set of 3 (contacts, and their emails and phones with --match) exceeds --max-set 2")
+        #expect((r.dialer["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: your set of 3 (contacts, and their emails and phones with --match) exceeds the other side's --max-set 2")
         let off = try Self.exchange(w, dialer: ["--friends", "off"])
         #expect((off.listener["commonFriends"] as? [String: Any])?["reason"] as? String == "not compared: the other side uses --friends off")
         #expect(try w.mei("exchange", "--friends", "hash", "--match", "emails").status == 64)
+    }
+
+    /// A later exchange that skipped the comparison leaves the earlier result, and `friends common`
+    /// says the list is older than the last meeting; a contact never compared has every key, null.
+    @Test func aLaterExchangeWithoutComparisonIsSaid() throws {
+        let w = try World.make()
+        _ = try Self.exchange(w)
+        Thread.sleep(forTimeInterval: 1.1)  // times are kept in whole seconds
+        _ = try Self.exchange(w, dialer: ["--friends", "off"])
+        let r = try w.mei("friends", "common", "Ken Sato")
+        #expect(r.stdout == "Common friends (2): Cleo Park, Dev Rao\n")
+        #expect(r.stderr.contains("without a comparison: this list may be out of date"), "\(r.stderr)")
+        let json = try w.mei("friends", "common", "Ken Sato", "--json").json
+        #expect(json["seenSinceComparison"] as? Bool == true && json["deletedSince"] as? Double == 0)
+        let never = try w.mei("friends", "common", "Cleo Park", "--json").json
+        #expect(never["compared"] as? Bool == false && never["friends"] is NSNull && never["mode"] is NSNull)
     }
 
     /// `meishi friends` and `friends common` in-process, in text and JSON; a contact deleted later drops out.
@@ -120,8 +136,12 @@ import Testing
         r = await run("friends", "common", "Ken", "--json")
         let common = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
         #expect((common?["friends"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Dev Rao"])
+        #expect(common?["deletedSince"] as? Double == 1)
+        r = await run("friends", "common", "Ken")
+        #expect(r.err.contains("1 more was found then but deleted from your contacts since"), "\(r.err)")
         r = await run("friends")
-        #expect(r.out.contains("Ken Sato  1 common friend (ecdh)"), "\(r.out)")
+        #expect(r.out.split(separator: "\n").contains { $0.contains("Ken Sato") && $0.hasSuffix("  1 common friend (ecdh)") }, "\(r.out)")
+        #expect(r.out.contains("Dev Rao") && r.out.contains("never compared") && r.err.contains("never compared: added by QR"))
         r = await run("friends", "common", "nobody")
         #expect(r.status != 0 && r.err.hasPrefix("meishi: error:"))
     }

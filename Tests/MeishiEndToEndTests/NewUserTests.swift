@@ -123,13 +123,21 @@ import MeishiQR
         narrow.outputTerminal = (40, 30)
         #expect(await narrow("card", "add", "email", "a.rather.long.address@example.org").status == 0)
         #expect(await narrow("card", "add", "phone", "+81 90 1234 5678").status == 0)
-        for args in [["contacts", "list"], ["card", "show"]] {
+        // A long name and a flagged newcomer ("signed !") still fit: the names give way.
+        for name in ["Bartholomew Alexander Fitzgerald-Smythe", "Ken Sato"] {
+            var m = mei
+            m.stdin = Array(await Self.person(name)("card", "export").out.utf8)
+            #expect(await m("contacts", "add", "-").status == 0)
+        }
+        for args in [["contacts", "list"], ["card", "show"], ["friends"]] {
             let out = await narrow.run(args).out
             #expect(out.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 40 }, "\(args): \(out)")
-            #expect(args[0] == "contacts" || out.contains("[professional]"))
+            #expect(args[0] != "card" || out.contains("[professional]"))
         }
         #expect(DisplayWidth.of("山田 太郎") == 9 && DisplayWidth.of("e\u{301}") == 1 && DisplayWidth.of("Ｍ") == 2)
         #expect(DisplayWidth.padded("山田", to: 6) == "山田  " && DisplayWidth.truncated("山田太郎", to: 5) == "山田…")
+        #expect(DisplayWidth.wrapped("one two three four", to: 9) == ["one two", "  three", "  four"])
+        #expect(DisplayWidth.wrapped("supercalifragilistic word", to: 8) == ["superca…", "  word"])
     }
 
     @Test func theTerminalQRFitsOrSaysWhatToDo() async throws {
@@ -177,6 +185,10 @@ import MeishiQR
         #expect(real.err.contains("contact #2 Ken Sato") && real.err.contains("#2 may be impersonating them"), "\(real.err)")
         let list = await m("contacts", "list").out
         #expect(list.contains("signed !") && list.contains("! possible impersonation"), "\(list)")
+        // Only the newcomer is marked; `contacts show` of the first names the one after it.
+        let marked = list.split(separator: "\n").filter { $0.contains("signed !") }
+        #expect(marked.count == 1 && marked.first?.hasPrefix("#2 ") == true, "\(list)")
+        #expect(await m("contacts", "show", "1").out.contains("contact #2, stored after it, has the same name or email"))
         #expect(list.contains(await realKen("id", "--json").out.split(separator: "\"")[3]), "piped: whole DIDs")
     }
 

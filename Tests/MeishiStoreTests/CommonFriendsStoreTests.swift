@@ -43,6 +43,10 @@ import MeishiCrypto
         _ = try store.delete("Cleo")
         found = try #require(try store.commonFriends(of: kenStored.id!))
         #expect(found.friends.map(\.name) == ["Dev"])
+        #expect(found.found == 2 && found.deletedSince == 1, "Cleo was found, then deleted: the listing can say so")
+        // Re-adding Cleo does not bring the old match back: it is counted as deleted since.
+        _ = try store.store(contact("did:key:z6MkCleo", "Cleo"))
+        #expect(try store.commonFriends(of: kenStored.id!)?.deletedSince == 1)
         let counts = try store.commonFriendCounts()
         #expect(counts.first { $0.contact.name == "Ken" }?.shared == 1 && counts.first { $0.contact.name == "Dev" }?.shared == nil)
         // A later comparison replaces the earlier one; deleting the contact removes its comparison.
