@@ -90,4 +90,6 @@ public enum MeishiError: Error, Sendable {
 public enum CannotMessage: Sendable {
     case unsigned
     case noKey
+    /// The ref names my own identity.
+    case yourself
 }

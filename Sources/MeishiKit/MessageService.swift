@@ -103,13 +103,29 @@ public struct MessageService: Sendable {
 
     // MARK: send, listen, inbox
 
-    /// Sends `text` to the contact `ref` names: to `peer` when given, else to whichever listener
-    /// answers the pair's probe; gives up after `timeoutSeconds` (`.delivery(.notDelivered)`).
-    public func send(text: String, to ref: String, identity: Identity, lifetime: Int64, once: Bool, peer: (host: String, port: Int)?,
-                     timeoutSeconds: Double, log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
+    /// The contact `ref` names, checked that it can be sent a message (signed, with a message
+    /// key), before anything is asked or sent; `me` makes a ref naming my own DID say so rather
+    /// than "no contact matches".
+    public func recipient(_ ref: String, me: PublicIdentity?) throws(MeishiError) -> Contact {
         let store = try contacts.open()
         let contact: Contact
-        do { contact = try store.resolve(ref) } catch { throw .store(error) }
+        do { contact = try store.resolve(ref) } catch {
+            let r = ref.trimmingCharacters(in: .whitespaces)
+            let did = r.hasPrefix("z6Mk") ? "did:key:" + r : r
+            if let me, r.count >= 8, did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
+                throw .cannotMessage(id: 0, name: me.did, .yourself)
+            }
+            throw .store(error)
+        }
+        guard contact.trust != .unsigned else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .unsigned) }
+        guard contact.pubKey != nil else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey) }
+        return contact
+    }
+
+    /// Sends `text` to `contact` (from `recipient`): to `peer` when given, else to whichever
+    /// listener answers the pair's probe; gives up after `timeoutSeconds` (`.delivery(.notDelivered)`).
+    public func send(text: String, to contact: Contact, identity: Identity, lifetime: Int64, once: Bool, peer: (host: String, port: Int)?,
+                     timeoutSeconds: Double, log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
         let envelope = try Self.makeEnvelope(text: text, for: contact, identity: identity, lifetime: lifetime, once: once, now: clock())
         let keys: PairKeys
         do { keys = try PairKeys(mine: identity.boxKey, theirs: contact.pubKey!, sending: true) } catch {

@@ -160,7 +160,7 @@ func messages(home: String, ref: String, port: Int, count: Int, parallel: Int) a
         for worker in 0..<parallel {
             group.addTask {
                 for i in stride(from: worker, to: count, by: parallel) {
-                    _ = try await service.send(text: "bench note \(i)", to: ref, identity: identity, lifetime: 3600, once: false,
+                    _ = try await service.send(text: "bench note \(i)", to: try service.recipient(ref, me: nil), identity: identity, lifetime: 3600, once: false,
                                                peer: ("127.0.0.1", port), timeoutSeconds: 10, log: { _ in })
                 }
             }

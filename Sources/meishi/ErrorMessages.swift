@@ -91,6 +91,9 @@ extension MeishiFailure {
                       hint: "swap cards with 'meishi exchange' first", status: .dataError)
         case .cannotMessage(let id, let name, .noKey):
             self.init("#\(id) \(name) has no message key on their card", hint: "swap cards with 'meishi exchange' again", status: .dataError)
+        case .cannotMessage(_, let did, .yourself):
+            self.init("\(did) is your own identity: a note goes to a contact", hint: "list your contacts with 'meishi contacts list'",
+                      status: .usage)
         case .messageText(let e): self.init(e)
         case .delivery(let e): self.init(e)
         // scan --camera
@@ -297,6 +300,8 @@ extension MeishiFailure {
         return MeishiFailure("'\(word)' is not a command of '\(under)'", hint: hint, status: .usage)
     }
 
+    static let durationForms = "a duration is a whole number with s, m, h or d, as in 90s, 10m, 24h or 7d (a bare number is seconds)"
+
     /// argument parser's message, lowercased, with a pointer to the command's help.
     static func usage(_ text: String, command: [String], status: ExitStatus) -> MeishiFailure {
         var message = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -305,6 +310,9 @@ extension MeishiFailure {
         // "The value 'x' is invalid for '--trust <trust>'. Please provide one of 'a', 'b' or 'c'." → one line and a hint.
         if let m = message.firstMatch(of: /^the value '(.*)' is invalid for '(-[^ ']+)[^']*'\. Please provide one of (.*)\.$/) {
             return MeishiFailure("\(m.2) cannot be '\(m.1)'", hint: "choose one of \(m.3)", status: status)
+        }
+        if let m = message.firstMatch(of: /^the value '(.*)' is invalid for '(-[^ ']+) <duration>'$/) {
+            return MeishiFailure("\(m.2) cannot be '\(m.1)'", hint: durationForms, status: status)
         }
         return MeishiFailure(message, hint: help, status: status)
     }
@@ -444,6 +452,12 @@ extension MeishiFailure {
         case .malformed(let why): self.init("not a meishi message: \(why)", status: .dataError)
         case .authenticationFailed: self.init("the message does not open: not sealed by its sender for you", status: .dataError)
         }
+    }
+
+    /// Nothing answered at `send --peer`: the multicast hint would not help.
+    static func notDeliveredToPeer(_ why: String) -> MeishiFailure {
+        MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
+                      hint: "is 'meishi listen' running there, on that port? it prints its port when it starts", status: .notDelivered)
     }
 
     init(_ f: MessageDeliveryFailure) {

@@ -139,7 +139,8 @@ struct Exchange: MeishiCommand {
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let peer, Self.split(peer) == nil {
-            throw ValidationError("--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets: [fe80::1%eth0]:47823)")
+            throw ValidationError(Self.badPortMessage(peer)
+                                  ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets: [fe80::1%eth0]:47823)")
         }
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
     }
@@ -162,6 +163,15 @@ struct Exchange: MeishiCommand {
         guard let port = Int(hostPort[hostPort.index(after: colon)...]), (1...65535).contains(port) else { return nil }
         let host = String(hostPort[..<colon])
         return host.isEmpty ? nil : (host, port)
+    }
+
+    /// For a --peer whose port is a number but not a port (`:0`, `:70000`), what to say instead
+    /// of the general form.
+    static func badPortMessage(_ hostPort: String) -> String? {
+        guard let colon = hostPort.lastIndex(of: ":"), hostPort.hasPrefix("[") ? hostPort[..<colon].hasSuffix("]") : true,
+              let port = Int(hostPort[hostPort.index(after: colon)...]), !(1...65535).contains(port) else { return nil }
+        return port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
+                         : "--peer port must be 1 to 65535, not \(port)"
     }
 
     /// `host:port` as people type it, IPv6 in brackets, the default port left out.

@@ -49,7 +49,7 @@ struct Send: MeishiCommand {
         guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
         if let peer, MessagePort.split(peer) == nil {
-            throw ValidationError("--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets)")
+            throw ValidationError(Exchange.badPortMessage(peer) ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets)")
         }
         if text != "-" {
             guard !text.isEmpty else { throw ValidationError("the text is empty") }
@@ -58,14 +58,30 @@ struct Send: MeishiCommand {
 
     func run(_ ctx: Context) async throws {
         let session = try global.session(ctx)
+        let service = MessageService(home: session.home, clock: ctx.unixClock)
+        // The contact is checked before the note is read or the passphrase asked.
+        let contact = try service.recipient(ref, me: try? session.identities.loadPublic())
         let note = try ctx.readNote(text)
         let identity = try session.loadIdentity()
         let out = ctx.out
         let peerEndpoint = peer.flatMap(MessagePort.split)
-        let outcome = try await MessageService(home: session.home, clock: ctx.unixClock).send(
-            text: note, to: ref, identity: identity, lifetime: ttl.seconds, once: once,
-            peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, timeoutSeconds: Double(timeout.seconds),
-            log: { [global] line in if global.verbose { out.note(line) } })
+        let spinner = Spinner(enabled: !json && ctx.terminal.standardErrorIsTerminal, sink: ctx.standardError, width: ctx.terminal.width)
+        spinner.start(peerEndpoint.map { "connecting to \($0.0.contains(":") ? "[\($0.0)]" : $0.0):\($0.1)…" }
+                      ?? "looking for \(CardRendering.name(contact.name)) nearby (up to \(timeout.seconds) s)…")
+        let result: Result<MessageService.SendOutcome, MeishiError>
+        do {
+            result = .success(try await service.send(
+                text: note, to: contact, identity: identity, lifetime: ttl.seconds, once: once,
+                peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, timeoutSeconds: Double(timeout.seconds),
+                log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } }))
+        } catch {
+            result = .failure(error)
+        }
+        spinner.stop()
+        if case .failure(.delivery(.notDelivered(let why))) = result, peerEndpoint != nil {
+            throw MeishiFailure.notDeliveredToPeer(why)
+        }
+        let outcome = try result.get()
         let c = outcome.contact
         if json {
             out.json(.object([

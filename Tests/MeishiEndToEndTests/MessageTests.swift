@@ -110,8 +110,9 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         try mei.knows(ken)
         try ken.knows(mei)
         let listener = try await RunningListener.start(ken)
-        let sent = try await MessageService(home: mei.home, clock: { 1_800_000_000 }).send(
-            text: "great talk — slides at https://example.org/s", to: "Ken", identity: mei.identity, lifetime: 3600, once: false,
+        let service = MessageService(home: mei.home, clock: { 1_800_000_000 })
+        let sent = try await service.send(
+            text: "great talk — slides at https://example.org/s", to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: 3600, once: false,
             peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
         #expect(!sent.alreadyDelivered)
         let outcome = try await listener.stop()
@@ -240,8 +241,9 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         try mei.knows(ken)
         try ken.knows(mei)
         let listener = try await RunningListener.start(ken)
-        let sent = try await MessageService(home: mei.home, clock: { 1_800_000_000 }).send(
-            text: "gone in a minute", to: "Ken", identity: mei.identity, lifetime: 60, once: false,
+        let service = MessageService(home: mei.home, clock: { 1_800_000_000 })
+        let sent = try await service.send(
+            text: "gone in a minute", to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: 60, once: false,
             peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
         _ = try await listener.stop()
         let id = Data(sent.envelope.id), box = Data(sent.envelope.box.prefix(48))
@@ -303,6 +305,16 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         // Nobody listening: exit 75, not delivered.
         let nobody = await mei("send", "Ken", "hello?", "--peer", "127.0.0.1:\(port)", "--timeout", "1")
         #expect(nobody.status == 75 && nobody.err.contains("not delivered"), "\(nobody.err)")
+        #expect(nobody.err.contains("hint: is 'meishi listen' running there, on that port?") && !nobody.err.contains("use --peer"),
+                "with --peer given, the hint is not to use --peer: \(nobody.err)")
+        let portZero = await mei("send", "Ken", "x", "--peer", "127.0.0.1:0")
+        #expect(portZero.status == 64 && portZero.err.contains("not 0"), "\(portZero.err)")
+        let weeks = await mei("send", "Ken", "x", "--ttl", "2w")
+        #expect(weeks.status == 64 && weeks.err.contains("--ttl cannot be '2w'") && weeks.err.contains("90s, 10m, 24h or 7d"), "\(weeks.err)")
+        // My own DID: said so, not "no contact matches".
+        let myDID = try #require(await mei("id", "--json").out.split(separator: "\"").dropFirst().first { $0.hasPrefix("did:key:") })
+        let toMe = await mei("send", String(myDID), "x", "--peer", "127.0.0.1:1")
+        #expect(toMe.status == 64 && toMe.err.contains("is your own identity"), "\(toMe.err)")
         let long = await mei("send", "Ken", String(repeating: "x", count: 4097), "--peer", "127.0.0.1:1")
         #expect(long.status == 65 && long.err.contains("4097 bytes"), "\(long.err)")
         #expect(await mei("send", "Ken", "x", "--ttl", "8d").status == 64)
@@ -311,6 +323,19 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(await mei("contacts", "import", "-").status == 0)
         let unsigned = await mei("send", "Bob", "hi", "--peer", "127.0.0.1:1")
         #expect(unsigned.status == 65 && unsigned.err.contains("unsigned contact") && unsigned.err.contains("meishi exchange"), "\(unsigned.err)")
+    }
+
+    /// With a passphrase on the key, a contact that does not exist (or cannot be sent to) is
+    /// refused before the passphrase is asked or the note read.
+    @Test func theContactIsCheckedBeforeThePassphrase() async throws {
+        var locked = InProcess()
+        locked.environment = ["MEISHI_PASSPHRASE": "locked words here"]
+        #expect(await locked("init", "--passphrase").status == 0)
+        locked.environment = [:]
+        let r = await locked("send", "Nobody", "-")
+        #expect(r.err.hasPrefix("meishi: error: no contact matches") && r.status != 77, "\(r.err)")
+        locked.environment = ["MEISHI_PASSPHRASE": "locked words here"]
+        #expect(await locked("send", "Nobody", "hi").err.hasPrefix("meishi: error: no contact matches"))
     }
 }
 
