@@ -90,10 +90,15 @@ struct Context: Sendable {
     /// A note as typed, or read from standard input for `-` (one trailing newline dropped); the
     /// one reader for `send TEXT|-` and `exchange --message TEXT|-`.
     func readNote(_ text: String) throws -> String {
-        guard text == "-" else { return text }
-        let bytes = try readStandardInput(MessageEnvelope.maximumTextBytes + 1)
-        guard let s = String(validating: bytes, as: UTF8.self) else { throw MeishiFailure.standardInputNotText }
-        return s.hasSuffix("\n") ? String(s.dropLast()) : s
+        var note = text
+        if text == "-" {
+            let bytes = try readStandardInput(MessageEnvelope.maximumTextBytes + 1)
+            guard let s = String(validating: bytes, as: UTF8.self) else { throw MeishiFailure.standardInputNotText }
+            note = s.hasSuffix("\n") ? String(s.dropLast()) : s
+        }
+        // Empty or only blanks, given as TEXT or on standard input: refused the same way.
+        if note.allSatisfy({ $0.isWhitespace }) { throw MeishiFailure(MessageEnvelopeError.emptyText) }
+        return note
     }
 
     func readAtMost(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {

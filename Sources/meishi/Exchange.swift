@@ -118,7 +118,6 @@ struct Exchange: MeishiCommand {
         if message == "-", code == nil, !yes {
             throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
         }
-        if let message, message != "-", message.isEmpty { throw ValidationError("the --message text is empty") }
         guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
         if match != nil, friends == .hash || friends == .off {
             throw ValidationError("--match needs --friends ecdh or verified: emails and phones hashed alone could be guessed offline")

@@ -58,7 +58,9 @@ struct Listen: MeishiCommand {
         // Ctrl-C (or SIGTERM) ends the wait like --for does: the summary is still printed.
         let stop = SignalStop([SIGINT, SIGTERM]) { listening.cancel() }
         defer { stop.release() }
-        let outcome = try await listening.value
+        // The serving task is unstructured: a cancelled caller (a test running it in-process) must
+        // end it as a signal does.
+        let outcome = try await withTaskCancellationHandler { try await listening.value } onCancel: { listening.cancel() }
         if json {
             out.json(.object([
                 "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),

@@ -51,9 +51,6 @@ struct Send: MeishiCommand {
         if let peer, MessagePort.split(peer) == nil {
             throw ValidationError(Exchange.badPortMessage(peer) ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets)")
         }
-        if text != "-" {
-            guard !text.isEmpty else { throw ValidationError("the text is empty") }
-        }
     }
 
     func run(_ ctx: Context) async throws {

@@ -311,6 +311,15 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(portZero.status == 64 && portZero.err.contains("not 0"), "\(portZero.err)")
         let weeks = await mei("send", "Ken", "x", "--ttl", "2w")
         #expect(weeks.status == 64 && weeks.err.contains("--ttl cannot be '2w'") && weeks.err.contains("90s, 10m, 24h or 7d"), "\(weeks.err)")
+        // An empty or blank note is refused the same way, as TEXT or on standard input.
+        let blank = await mei("send", "Ken", "  \n ", "--peer", "127.0.0.1:1")
+        mei.stdin = Array("\n".utf8)
+        let blankStdin = await mei("send", "Ken", "-", "--peer", "127.0.0.1:1")
+        let empty = await mei("send", "Ken", "", "--peer", "127.0.0.1:1")
+        for r in [blank, blankStdin, empty] {
+            #expect(r.status == 65 && r.err.hasPrefix("meishi: error: the note is empty"), "\(r.err)")
+        }
+        #expect(await mei("exchange", "--message", " ", "--peer", "127.0.0.1:1", "--yes").err.hasPrefix("meishi: error: the note is empty"))
         // My own DID: said so, not "no contact matches".
         let myDID = try #require(await mei("id", "--json").out.split(separator: "\"").dropFirst().first { $0.hasPrefix("did:key:") })
         let toMe = await mei("send", String(myDID), "x", "--peer", "127.0.0.1:1")
