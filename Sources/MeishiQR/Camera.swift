@@ -7,6 +7,9 @@ public enum CameraError: Error, Equatable, Sendable {
     case noDevice
     /// The device exists but this user may not open it (not in the `video` group?).
     case noPermission
+    /// The path is not a video device (a regular file, /dev/null): not opened, so libv4l2 has no
+    /// chance to print to the terminal.
+    case notAVideoDevice
     /// The device opened but does not deliver frames; the text is libzbar's or the system's.
     case unusable(String)
     /// The source delivered its last frame.
@@ -29,6 +32,7 @@ public final class ZBarCamera: FrameSource {
     public init(device: String) throws(CameraError) {
         // Tell the two common failures apart before libzbar turns them into one message.
         if access(device, F_OK) != 0 { throw .noDevice }
+        guard Self.isVideoDevice(device) else { throw .notAVideoDevice }
         if access(device, R_OK | W_OK) != 0 {
             throw errno == EACCES || errno == EPERM ? .noPermission : .unusable(String(cString: strerror(errno)))
         }
@@ -43,6 +47,15 @@ public final class ZBarCamera: FrameSource {
         guard zbar_negotiate_format(v, nil) == 0 else { throw failure() }
         guard zbar_video_enable(v, 1) == 0 else { throw failure() }
         video = v
+    }
+
+    /// Whether `path` is a character device of Video4Linux (major number 81), following links.
+    static func isVideoDevice(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFCHR else { return false }
+        let dev = UInt64(st.st_rdev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)  // glibc's gnu_dev_major
+        return major == 81
     }
 
     /// libzbar's error text without its banner: "ERROR: zbar video in _zbar_video_open():\n

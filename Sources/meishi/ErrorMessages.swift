@@ -103,6 +103,9 @@ extension MeishiFailure {
         case .camera(let device, .noPermission):
             self.init("no permission to open the camera \(device)", hint: "add yourself to its group (usually 'video') and log in again",
                       status: .permission)
+        case .camera(let device, .notAVideoDevice):
+            self.init("\(device) is not a video device", hint: "name a camera, such as /dev/video0 ('ls /dev/video*' lists them)",
+                      status: .noInput)
         case .camera(let device, .unusable(let why)):
             self.init("cannot read frames from the camera \(device): \(why)", hint: "is it a V4L2 camera, free of other programs?", status: .unavailable)
         case .camera(let device, .ended):

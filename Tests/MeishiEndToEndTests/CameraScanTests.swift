@@ -149,9 +149,24 @@ enum SyntheticFrames {
         #expect(none.err.hasPrefix("meishi: error: no camera at /dev/meishi-no-such-camera\nmeishi: hint: "))
         let file = Fixtures.temporaryDirectory() + "/not-a-camera"
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
-        let notCamera = await ken("scan", "--camera", file)
-        #expect(notCamera.status == 69)
-        #expect(notCamera.err.hasPrefix("meishi: error: cannot read frames from the camera \(file): "))
+        // A regular file and /dev/null are refused before libzbar (and libv4l2, which would print
+        // to the terminal) open them.
+        for path in [file, "/dev/null"] {
+            let notCamera = await ken("scan", "--camera", path)
+            #expect(notCamera.status == 66)
+            #expect(notCamera.err.hasPrefix("meishi: error: \(path) is not a video device\nmeishi: hint: name a camera"), "\(notCamera.err)")
+        }
+        #expect(throws: CameraError.notAVideoDevice) { try ZBarCamera(device: "/dev/null") }
+        // A V4L2 device node (major 81) with no driver behind it reaches libzbar, which cannot
+        // open it: its reason is passed on. Making the node needs root (CI runs as root).
+        let node = Fixtures.temporaryDirectory() + "/video-nothing"
+        if getuid() == 0, mknod(node, S_IFCHR | 0o600, (81 << 8) | 250) == 0 {
+            let unusable = await ken("scan", "--camera", node)
+            #expect(unusable.status == 69)
+            #expect(unusable.err.hasPrefix("meishi: error: cannot read frames from the camera \(node): "), "\(unusable.err)")
+        } else {
+            print("skipped: making a V4L2 device node needs root (CI runs as root)")
+        }
         #expect(throws: CameraError.noDevice) { try ZBarCamera(device: "/dev/meishi-no-such-camera") }
         var denied = ken.context
         denied.openCamera = { device throws(MeishiError) in throw .camera(device: device, .noPermission) }
