@@ -420,7 +420,14 @@ extension MeishiFailure {
                                                        hint: "run it on a terminal, or set MEISHI_NEW_PASSPHRASE", status: .usage)
 
     static let alreadyEncrypted = MeishiFailure("the secret key already has a passphrase", hint: "meishi passphrase change", status: .usage)
-    static let noPassphraseToRemove = MeishiFailure("the secret key has no passphrase: nothing to remove", status: .failure)
+    static let noPassphraseToRemove = MeishiFailure("the secret key has no passphrase: nothing to remove",
+                                                    hint: "it is already stored in the clear; 'meishi passphrase set' adds one", status: .failure)
+
+    /// `id export -o FILE` where FILE exists: it may be the only copy of another key.
+    static func backupFileExists(_ path: String) -> MeishiFailure {
+        MeishiFailure("\(path) already exists: a backup may be the only copy of a key, so it is not overwritten",
+                      hint: "choose another file name, or pass --force to replace it", status: .cannotCreate)
+    }
     static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
 
     static let identityFileNotACard = "that is a meishi identity file (or backup), not a card: 'meishi card export' writes your card"

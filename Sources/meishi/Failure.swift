@@ -12,6 +12,8 @@ enum ExitStatus: Int32, Sendable {
     case noInput = 66
     /// EX_UNAVAILABLE: no peer, or a service is not there.
     case unavailable = 69
+    /// EX_CANTCREAT: an output file that is not replaced (an existing backup).
+    case cannotCreate = 73
     /// EX_TEMPFAIL: timed out; for `send`, not delivered (nobody answered in time, nothing half-sent).
     case timedOut = 75
     /// EX_PROTOCOL: the exchange's guesses were spent (someone may be interfering).

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import MeishiCrypto
 import MeishiCard
@@ -63,8 +64,13 @@ struct IdExport: SynchronousCommand {
             completion: .file())
     var output: String?
 
+    @Flag(help: "Replace FILE when it exists (without it, an existing file is never overwritten).")
+    var force = false
+
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
+        // Before any passphrase is asked.
+        if let output, output != "-", !force, FileManager.default.fileExists(atPath: output) { throw MeishiFailure.backupFileExists(output) }
         let (_, current) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
         var asking = ctx.passphrases
         asking.newPrompt = "passphrase for the backup"

@@ -330,7 +330,19 @@ import MeishiQR
         #expect(await mei("passphrase", "remove").status == 0)
         mei.environment = [:]
         #expect(!(await mei("id").out.contains("(encrypted)")))
-        #expect(await mei("passphrase", "remove").err == "meishi: error: the secret key has no passphrase: nothing to remove\n")
+        #expect(await mei("passphrase", "remove").err == "meishi: error: the secret key has no passphrase: nothing to remove\n"
+                + "meishi: hint: it is already stored in the clear; 'meishi passphrase set' adds one\n")
+        // An existing backup is never overwritten without --force, and nothing is asked first.
+        let before = try Data(contentsOf: URL(fileURLWithPath: backup))
+        mei.environment = ["MEISHI_NEW_PASSPHRASE": "other words here"]
+        let again = await mei("id", "export", "-o", backup)
+        #expect(again.status == 73 && again.err.contains("already exists") && again.err.contains("--force"), "\(again.err)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: backup)) == before)
+        let forced = Fixtures.temporaryDirectory() + "/forced.json"
+        try Data("old".utf8).write(to: URL(fileURLWithPath: forced))
+        #expect(await mei("id", "export", "-o", forced, "--force").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: forced)) != Data("old".utf8))
+        mei.environment = [:]
         #expect(await mei("passphrase", "change").status == 64)
 
         var restored = InProcess()
