@@ -454,7 +454,8 @@ extension MeishiFailure {
     init(_ e: MessageEnvelopeError) {
         switch e {
         case .textTooLong(let n):
-            self.init("the note is \(n) bytes, over the \(MessageEnvelope.maximumTextBytes)-byte limit", status: .dataError)
+            self.init("the note is \(n) bytes, over the \(MessageEnvelope.maximumTextBytes)-byte limit",
+                      hint: "shorten it, or send a link to the rest", status: .dataError)
         case .emptyText: self.init("the note is empty", status: .dataError)
         case .nulCharacter: self.init("the note holds a NUL character", status: .dataError)
         case .badLifetime(let s): self.init("a message lives 1 s to 7 days, not \(s) s", hint: "pass --ttl 1h, 24h or 7d", status: .usage)

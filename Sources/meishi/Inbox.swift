@@ -54,6 +54,8 @@ struct Inbox: SynchronousCommand {
                     "trust": m.sender.map { .string($0.trust.rawValue) } ?? .null,
                     "created": .string(CardRendering.date(m.created)), "received": .string(CardRendering.date(m.received)),
                     "expires": .string(CardRendering.date(m.expires)), "once": .bool(m.once), "read": .bool(m.shownBefore),
+                    // Shown now and sent --once: this listing was its only showing.
+                    "deleted": .bool(m.once && m.text != nil),
                     "text": m.text.map(JSONValue.string) ?? .null,
                 ])
             })]))
@@ -66,7 +68,7 @@ struct Inbox: SynchronousCommand {
         for m in messages {
             let who = m.sender.map { "\(CardRendering.name($0.name)) (\($0.trust.rawValue))" } ?? "\(Console.safe(m.senderDID)) (no longer a contact)"
             var head = "#\(m.id) from \(who), sent \(CardRendering.age(now - m.created)), expires in \(Self.span(m.expires - now))"
-            if m.once { head += ", shown once" }
+            if m.once { head += m.text != nil ? ", shown once: now deleted" : ", shown once" }
             if m.shownBefore { head += ", read" }
             let body = m.text.map { t in t.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + Console.safe(String($0)) } }
                 ?? ["  (cannot be opened: the sender's card changed or was deleted)"]

@@ -301,6 +301,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let inbox = await ken("inbox")
         // Peer text is escaped for the terminal; --once: deleted once shown.
         #expect(inbox.out.contains("from Mei (signed)") && inbox.out.contains("  from stdin\\u{1B}[31m red"), "\(inbox.out)")
+        #expect(inbox.out.contains("shown once: now deleted"), "\(inbox.out)")
         #expect(await ken("inbox", "--all", "--json").out.contains("\"messages\": []"))
         // Nobody listening: exit 75, not delivered.
         let nobody = await mei("send", "Ken", "hello?", "--peer", "127.0.0.1:\(port)", "--timeout", "1")
@@ -325,7 +326,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let toMe = await mei("send", String(myDID), "x", "--peer", "127.0.0.1:1")
         #expect(toMe.status == 64 && toMe.err.contains("is your own identity"), "\(toMe.err)")
         let long = await mei("send", "Ken", String(repeating: "x", count: 4097), "--peer", "127.0.0.1:1")
-        #expect(long.status == 65 && long.err.contains("4097 bytes"), "\(long.err)")
+        #expect(long.status == 65 && long.err.contains("4097 bytes") && long.err.contains("hint: shorten it"), "\(long.err)")
         #expect(await mei("send", "Ken", "x", "--ttl", "8d").status == 64)
         // An unsigned contact (a vCard) has no key a signature vouches for: refused before the network.
         mei.stdin = Array("BEGIN:VCARD\nFN:Bob Vcard\nEMAIL:bob@example.org\nEND:VCARD\n".utf8)
