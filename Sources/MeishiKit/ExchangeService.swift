@@ -81,6 +81,7 @@ public struct ExchangeService: Sendable {
                     timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard,
                     message: MessageOptions? = nil, clock: @escaping @Sendable () -> Int64,
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
+                    trace: @escaping @Sendable (String) -> Void = { _ in },
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
@@ -92,6 +93,7 @@ public struct ExchangeService: Sendable {
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: confirm, log: log)
+        participant.trace = trace
         // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
         let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
         participant.commonFriends = CommonFriendsRequest(
@@ -128,6 +130,7 @@ public struct ExchangeService: Sendable {
         } catch {
             throw .exchange(error)
         }
+        trace("the connection is closed; storing the card in \(home.databasePath)")
         let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
         let stored: StoreOutcome
         if let already = early.outcome {

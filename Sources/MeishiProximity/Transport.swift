@@ -16,6 +16,9 @@ public struct ExchangeParticipant: Sendable {
     public var confirmCode: @Sendable (String) async -> Bool
     /// A diagnostic line (connection refused, garbage from a peer, …).
     public var log: @Sendable (String) -> Void
+    /// Each step of the session as it happens (`--verbose`); nothing a peer sent is in it
+    /// beyond sizes and the address.
+    public var trace: @Sendable (String) -> Void = { _ in }
     /// Post-card phase 1: compare contacts privately (nil: the phase is not run at all; an old peer).
     public var commonFriends: CommonFriendsRequest?
     /// Post-card phase 2: one message each way (nil: the phase is not run).
@@ -442,9 +445,12 @@ public enum ExchangeTransport {
                         firstFrameArrived()
                         session.bindDiscovery(dialerID: Array(first.dropFirst()), listenerID: ids.own)
                     }
+                    participant.trace("connected to \(address) as the \(session.role == .dialer ? "dialer" : "listener")"
+                                      + (participant.code != nil ? "; the code authenticates the session (CPace)" : ""))
                     if let hello = session.start() { try await send([hello]) }
                     var event: ExchangeSession.Event?
                     while !session.handshakeComplete { event = try await next("the handshake") }
+                    participant.trace("handshake complete: the session is sealed")
                     var shownCode: String?
                     if case .codeReady(let code)? = event {
                         // The person may take a while to compare codes: no step timer meanwhile.
@@ -460,20 +466,28 @@ public enum ExchangeTransport {
                         throw ExchangeFailure.protocolFailure(.unexpectedMessage("no code"))
                     }
                     while !session.confirmedByPeer { _ = try await next("the other person's confirmation") }
+                    participant.trace("the other side confirmed the code")
                     let (card, key) = try participant.card()
                     try await send([session.card(card, signedBy: key)])
+                    participant.trace("sent my card, signed now (\(card.bytes.count) bytes)")
                     while session.peerCard == nil { _ = try await next("the peer's card") }
+                    participant.trace("received the other card (\(session.peerCard!.bytes.count) bytes): signature, DID and time verified")
                     try await send([session.acknowledge()])
                     while !session.acknowledgedByPeer { _ = try await next("the peer's acknowledgement") }
+                    participant.trace("both cards acknowledged")
                     // The cards are exchanged and both sides will store them: what follows (post-card
                     // phases, in order) can fail without undoing that.
                     var friends: CommonFriendsOutcome?
                     var cost = CommonFriendsCost()
                     if let request = participant.commonFriends {
+                        participant.trace("comparing contacts for common friends (asking for \(request.mode.rawValue))")
                         friends = await commonFriends(request, session: session, cost: &cost, send: send, next: next)
+                        participant.trace("common friends: \(cost.bytesSent) bytes sent, \(cost.bytesReceived) received in "
+                                          + "\(Int((cost.seconds * 1000).rounded())) ms")
                     }
                     var messages: ExchangeMessageOutcome?
                     if let phase = participant.messages {
+                        participant.trace("message phase: a note each way, or none")
                         messages = await messagePhase(phase, session: session, send: send, next: next)
                     }
                     return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,

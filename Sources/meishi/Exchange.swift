@@ -245,6 +245,7 @@ struct Exchange: MeishiCommand {
                     return same
                 },
                 log: { line in spinner.interrupt { out.note(line) } },
+                trace: { [verbose = global.verbose] line in if verbose { spinner.interrupt { out.debug(line) } } },
                 listening: { [listen] port in
                     if listen, !quiet {
                         let hosts = ExchangeTransport.localAddresses()

@@ -108,7 +108,12 @@ import Testing
         let w = try World.make()
         _ = try Self.exchange(w)
         Thread.sleep(forTimeInterval: 1.1)  // times are kept in whole seconds
-        _ = try Self.exchange(w, dialer: ["--friends", "off"])
+        let second = try Self.exchange(w, dialer: ["--friends", "off", "--verbose"])
+        // --verbose narrates the session's steps, in order.
+        let steps = ["connected to 127.0.0.1:", "handshake complete", "sent my card", "received the other card", "both cards acknowledged",
+                     "comparing contacts for common friends", "storing the card"]
+        let at = steps.map { second.dialerErr.range(of: $0)?.lowerBound }
+        #expect(at.allSatisfy { $0 != nil } && at.map { $0! } == at.map { $0! }.sorted(), "\(second.dialerErr)")
         let r = try w.mei("friends", "common", "Ken Sato")
         #expect(r.stdout == "Common friends (2): Cleo Park, Dev Rao\n")
         #expect(r.stderr.contains("without a comparison: this list may be out of date"), "\(r.stderr)")
