@@ -6,21 +6,11 @@ extension Scan {
     func handleSolidarity(_ verified: VerifiedSolidarityCard, session: HomeSession, into obj: inout [String: JSONValue]) throws {
         let card = verified.card
         obj["verdict"] = .string("valid")
-        var summary: [String: JSONValue] = [
-            "did": .string(verified.did),
-            "issuedAt": .number(Double(card.issuedAt)),
-            "ageSeconds": .number(Double(verified.ageSeconds)),
-            "fields": CardRendering.fields(card.fields),
-            "linkedDIDs": .array(card.linkedDIDs.map(JSONValue.string)),
-            "droppedValues": .number(Double(card.droppedValues)),
-        ]
-        if let exp = card.expires { summary["expires"] = .number(Double(exp)) }
-        if let id = card.id { summary["jti"] = .string(id) }
-        obj["solidarity"] = .object(summary)
+        obj["solidarity"] = CardRendering.solidarityJSON(verified)
         let out = session.ctx.out
         guard !dryRun else {
             obj["stored"] = .bool(false)
-            if !json { printSolidarity(verified, stored: false, out) }
+            if !json { CardRendering.printSolidarity(verified, note: " (not stored: --dry-run)", out) }
             return
         }
         let outcome = try session.contacts.add(verified, now: session.ctx.unixNow)
@@ -28,7 +18,7 @@ extension Scan {
         obj["result"] = .string(outcome.name)
         obj["contact"] = CardRendering.json(outcome.contact)
         if !json {
-            printSolidarity(verified, stored: true, out)
+            CardRendering.printSolidarity(verified, note: "", out)
             out.reportStored(outcome)
         }
     }
@@ -45,19 +35,36 @@ extension Scan {
         obj["reason"] = .string(failure.message)
         throw failure.located(file)
     }
+}
+
+/// A verified Solidarity card as `scan` and `verify` show it.
+extension CardRendering {
+    static func solidarityJSON(_ verified: VerifiedSolidarityCard) -> JSONValue {
+        let card = verified.card
+        var summary: [String: JSONValue] = [
+            "did": .string(verified.did),
+            "issuedAt": .number(Double(card.issuedAt)),
+            "ageSeconds": .number(Double(verified.ageSeconds)),
+            "fields": fields(card.fields),
+            "linkedDIDs": .array(card.linkedDIDs.map(JSONValue.string)),
+            "droppedValues": .number(Double(card.droppedValues)),
+        ]
+        if let exp = card.expires { summary["expires"] = .number(Double(exp)) }
+        if let id = card.id { summary["jti"] = .string(id) }
+        return .object(summary)
+    }
 
     /// The card's fields, its DID and its age: a static QR can be replayed, so `iat` says when it
-    /// was signed, not when it was shown.
-    private func printSolidarity(_ verified: VerifiedSolidarityCard, stored: Bool, _ out: Console) {
+    /// was signed, not when it was shown. `note` follows the heading.
+    static func printSolidarity(_ verified: VerifiedSolidarityCard, note: String, _ out: Console) {
         let card = verified.card
         var rows: [(label: String, value: String)] = [
             ("did", verified.did),
-            ("issued", "\(CardRendering.date(card.issuedAt)) (\(CardRendering.age(verified.ageSeconds)); a QR can be shown again later)"),
+            ("issued", "\(date(card.issuedAt)) (\(age(verified.ageSeconds)); a QR can be shown again later)"),
         ]
-        if let exp = card.expires { rows.append(("expires", CardRendering.date(exp))) }
+        if let exp = card.expires { rows.append(("expires", date(exp))) }
         for did in card.linkedDIDs { rows.append(("same as", "\(Console.safe(did)) (claimed by the card, not proven)")) }
-        out.line("valid Solidarity card from \(CardRendering.name(card.name))" + (stored ? "" : " (not stored: --dry-run)") + "\n"
-                 + CardRendering.block(card.fields, rows: rows))
+        out.line("valid Solidarity card from \(name(card.name))" + note + "\n" + block(card.fields, rows: rows))
         if card.droppedValues > 0 { out.note("left out \(card.droppedValues) empty or over-long values") }
     }
 }

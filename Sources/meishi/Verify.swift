@@ -9,7 +9,9 @@ struct Verify: SynchronousCommand {
         discussion: """
             Checks the JSON shape and limits (at most 16 KiB), the version, that senderDID names \
             signPubKey, the Ed25519 signature, and that the timestamp is not too far in the future. \
-            Exit status 0 for a valid card, 65 for an invalid one.
+            The QR text form (MEISHI1:…) is read too, and so is the Solidarity app's signed card (the \
+            compact JWS its QR holds: ES256, P-256 did:key, its times). Exit status 0 for a valid \
+            card, 65 for an invalid one.
 
             Examples:
               meishi verify mei.json
@@ -36,8 +38,12 @@ struct Verify: SynchronousCommand {
             if case .fileTooLarge = error { failure.details = ["valid": .bool(false), "verdict": .string("malformed"), "reason": .string(failure.message)] }
             throw failure
         }
+        let verifier = CardVerifier(maximumSkew: maxSkew.seconds, clock: ctx.unixClock)
+        // The Solidarity app's signed card (a compact JWS, as its QR holds) is checked by its own rules.
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if SolidarityCard.looksLikeJWS(text) { return try verifySolidarity(text, verifier, ctx.out) }
         do {
-            let card = try CardVerifier(maximumSkew: maxSkew.seconds, clock: ctx.unixClock).verify(data)
+            let card = try verifier.verify(data)
             report(card, ctx.out)
         } catch {
             // With --json the error document carries the verdict too (printed where failures are).
@@ -46,6 +52,22 @@ struct Verify: SynchronousCommand {
             if String(decoding: data.prefix(200), as: UTF8.self).contains("\"format\":\"meishi-identity") { failure.hint = MeishiFailure.identityFileNotACard }
             throw failure
         }
+    }
+
+    private func verifySolidarity(_ text: String, _ verifier: CardVerifier, _ out: Console) throws {
+        let verified: VerifiedSolidarityCard
+        do { verified = try verifier.verify(solidarity: text) } catch {
+            var failure = MeishiFailure(error)
+            failure.details = ["valid": .bool(false), "format": .string("solidarity"), "verdict": .string(error.verdict),
+                               "reason": .string(error.reason)]
+            throw failure
+        }
+        if json {
+            out.json(.object(["valid": .bool(true), "verdict": .string("valid"), "format": .string("solidarity"),
+                              "did": .string(verified.did), "solidarity": CardRendering.solidarityJSON(verified)]))
+            return
+        }
+        CardRendering.printSolidarity(verified, note: "", out)
     }
 
     private func report(_ card: VerifiedCard, _ out: Console) {

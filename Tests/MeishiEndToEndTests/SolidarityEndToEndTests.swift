@@ -5,6 +5,23 @@ import MeishiQR
 
 /// Solidarity cards through real QR images and the built binary, both directions.
 @Suite struct SolidarityEndToEndTests {
+    /// `meishi verify` reads the Solidarity app's signed card too: every vector in
+    /// fixtures/solidarity gets the verdict its header names, and exit 0 only when valid.
+    @Test func verifyReadsTheSolidarityVectors() async throws {
+        var p = InProcess()
+        p.now = Date(timeIntervalSince1970: 1_767_312_000)
+        for v in try SolidarityFixtureFiles.vectors() {
+            p.stdin = Array(v.text.utf8)
+            let r = await p("verify", "--json", "-")
+            let doc = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+            #expect(doc?["verdict"] as? String == v.verdict, "\(v.name): \(r.out) \(r.err)")
+            #expect((r.status == 0) == (v.verdict == "valid") && (r.status == 0 || r.status == 65), "\(v.name): \(r.status)")
+        }
+        p.stdin = Array(try SolidarityFixtureFiles.vectors().first { $0.name == "04-valid-hostile-text" }!.text.utf8)
+        let hostile = await p("verify", "-")
+        #expect(hostile.out.hasPrefix("valid Solidarity card from Aiko\\u{1B}[31m \\u{202E}evil"), "\(hostile.out)")
+    }
+
     static var qrencode: String? { InteropTests.which("qrencode") }
 
     /// The vectors in fixtures/solidarity, each as a PNG drawn by qrencode (ECC L, as Solidarity).
