@@ -25,6 +25,11 @@ if [ "$cmd" = up ] || [ "$cmd" = up6 ]; then
     if [ "$cmd" = up ]; then ip -n "$ns" route add 224.0.0.0/4 dev "${prefix}h$i"; fi
   done
 else
-  for i in $(seq "$n"); do ip netns del "${prefix}$i" 2>/dev/null || true; done
+  for i in $(seq "$n"); do
+    ip netns del "${prefix}$i" 2>/dev/null || true
+    # A run killed between creating a veth pair and moving one end leaves both ends here.
+    ip link del "${prefix}p$i" 2>/dev/null || true
+    ip link del "${prefix}h$i" 2>/dev/null || true
+  done
   ip link del "$br" 2>/dev/null || true
 fi

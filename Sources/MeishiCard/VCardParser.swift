@@ -124,6 +124,9 @@ public enum VCardParser {
     public static let maximumBinaryBytes = 4 << 20
     /// Most properties in one card.
     public static let maximumProperties = 1000
+    /// How deep cards may nest inside cards (Android writes nested cards); a deeper one ends the
+    /// card it is in, which is reported as not terminated.
+    public static let maximumNesting = 8
     /// Binary properties: skipped, never stored.
     public static let binaryProperties: Set<String> = ["PHOTO", "LOGO", "SOUND", "KEY"]
 
@@ -167,6 +170,11 @@ public enum VCardParser {
         var current: ParsedVCard?
         var currentBroken: VCardProblem?
         var nestedDepth = 0
+        /// Cards left open by a BEGIN:VCARD inside them (Android writes nested cards without
+        /// AGENT): each is a card of its own, and the outer one continues after its END.
+        var enclosing: [(card: ParsedVCard, broken: VCardProblem?, slot: Int)] = []
+        /// Where the open card goes among the cards read: before the ones nested in it.
+        var currentSlot = 0
         var previousWasEmptyAgent = false
         var sawBegin = false
 
@@ -192,14 +200,19 @@ public enum VCardParser {
             let valueUpper = String(decoding: raw.value.prefix(16), as: UTF8.self).trimmingCharacters(in: .whitespaces).uppercased()
             if raw.name == "BEGIN", valueUpper == "VCARD" {
                 sawBegin = true
-                if current != nil {
+                if let open = current {
                     if previousWasEmptyAgent || nestedDepth > 0 {
                         nestedDepth += 1
                         return
                     }
-                    result.problems.append(VCardProblem(line: current!.line, reason: .unterminatedCard))
+                    if enclosing.count < maximumNesting {
+                        enclosing.append((open, currentBroken, currentSlot))
+                    } else {
+                        result.problems.append(VCardProblem(line: open.line, reason: .unterminatedCard))
+                    }
                 }
                 current = ParsedVCard(version: nil, properties: [], line: logical.line)
+                currentSlot = result.cards.count
                 currentBroken = nil
                 previousWasEmptyAgent = false
                 return
@@ -210,10 +223,14 @@ public enum VCardParser {
                 if let broken = currentBroken {
                     result.problems.append(broken)
                 } else {
-                    result.cards.append(current!)
+                    result.cards.insert(current!, at: currentSlot)
                 }
-                current = nil
-                currentBroken = nil
+                // Back to the card this one was nested in, if any.
+                let outer = enclosing.popLast()
+                current = outer?.card
+                currentBroken = outer?.broken
+                currentSlot = outer?.slot ?? result.cards.count
+                previousWasEmptyAgent = false
                 return
             }
             guard nestedDepth == 0, currentBroken == nil else { return }
@@ -278,7 +295,9 @@ public enum VCardParser {
             logical = l
         }
         if let l = logical { finishLogical(l) }
-        if let c = current { result.problems.append(VCardProblem(line: c.line, reason: .unterminatedCard)) }
+        for c in enclosing.map(\.card) + (current.map { [$0] } ?? []) {
+            result.problems.append(VCardProblem(line: c.line, reason: .unterminatedCard))
+        }
         if !sawBegin { result.problems.append(VCardProblem(line: 1, reason: .noCard)) }
         result.problems.sort { $0.line < $1.line }
         return result

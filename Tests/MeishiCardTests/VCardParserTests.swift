@@ -187,6 +187,22 @@ import Testing
         #expect(r.contacts.first?.contact.fields[.email] == ["boss@example.org"])
     }
 
+    /// Android writes cards nested in a card without AGENT (its v21_nest.vcf): each nested card is
+    /// a card of its own and the outer one continues after them, in document order (as Android's
+    /// VCardParser_V21 reads it); nesting deeper than the limit ends the card it is in.
+    @Test func androidNestedCardsAreCardsOfTheirOwn() {
+        let (contacts, problems) = read("BEGIN:VCARD\nVERSION:2.1\nN:parent\nBEGIN:VCARD\nVERSION:2.1\nN:nest1\nEND:VCARD\n"
+                                        + "BEGIN:VCARD\nVERSION:2.1\nN:nest2\nEND:VCARD\nTEL:1\nEND:VCARD\n")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(contacts.map(\.contact.name) == ["parent", "nest1", "nest2"])
+        #expect(contacts.first?.contact.fields[.phone] == ["1"])
+        let depth = VCardParser.maximumNesting + 2
+        let deep = String(repeating: "BEGIN:VCARD\nFN:x\n", count: depth) + String(repeating: "END:VCARD\n", count: depth)
+        let r = read(deep)
+        #expect(r.contacts.count <= depth && !r.contacts.isEmpty)
+        #expect(r.problems.allSatisfy { $0.reason == .unterminatedCard } && !r.problems.isEmpty)
+    }
+
     @Test func everyBytePrefixParsesWithoutTrapping() {
         let text = Array("BEGIN:VCARD\r\nVERSION:2.1\r\nN;ENCODING=QUOTED-PRINTABLE;CHARSET=UTF-8:=E7=94=B0;=\r\n=E4=B8=AD\r\nitem1.TEL;CELL:1\r\n 2\r\nEND:VCARD\r\n".utf8)
         for n in 0...text.count { _ = VCard.read(Array(text.prefix(n))) }
