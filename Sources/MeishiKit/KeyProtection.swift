@@ -74,6 +74,24 @@ extension IdentityStore {
         return file
     }
 
+    /// Writes a backup made by `backup` to `path` (mode 0600): created exclusively, so an existing
+    /// file, or a link, is never touched unless `replacing`; even then only a regular file outside
+    /// this home's own files is replaced (atomically, never written through a link).
+    public func writeBackup(_ bytes: [UInt8], to path: String, replacing: Bool) throws(MeishiError) {
+        guard replacing else { return try SecureFile.create(bytes, at: path) }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFREG else { throw .cannotWrite(path: path, reason: "it is not a regular file") }
+            let own = [home.path + "/identity.key", home.path + "/identity.json", home.path + "/solidarity.key", home.cardPath,
+                       home.databasePath].contains { p in
+                var o = stat()
+                return lstat(p, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino
+            }
+            if own { throw .cannotWrite(path: path, reason: "it is one of this meishi home's own files") }
+        }
+        try SecureFile.write(bytes, to: path)
+    }
+
     /// Restores an identity from `backup` (asking `passphrases` for the backup's passphrase); the
     /// restored identity.key is sealed under that same passphrase. `force` as for `create`; when
     /// the home held another identity, its card and store are set aside with its keys: they are

@@ -70,7 +70,8 @@ struct IdExport: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
         // Before any passphrase is asked.
-        if let output, output != "-", !force, FileManager.default.fileExists(atPath: output) { throw MeishiFailure.backupFileExists(output) }
+        var st = stat()
+        if let output, output != "-", !force, lstat(output, &st) == 0 { throw MeishiFailure.backupFileExists(output) }
         let (_, current) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
         var asking = ctx.passphrases
         asking.newPrompt = "passphrase for the backup"
@@ -78,7 +79,10 @@ struct IdExport: SynchronousCommand {
         var bytes = try session.identities.backup(passphrases: GivenPassphrases(value: current), backupPassphrase: backupPassphrase, now: ctx.unixNow)
         defer { wipe(&bytes) }
         if let output, output != "-" {
-            try SecureFile.write(bytes, to: output, mode: 0o600)
+            // Created exclusively: a file that appeared while the passphrases were typed is not overwritten either.
+            do { try session.identities.writeBackup(bytes, to: output, replacing: force) } catch .alreadyExists {
+                throw MeishiFailure.backupFileExists(output)
+            }
             ctx.out.note("wrote an encrypted backup of \(try session.identities.loadPublic().did) to \(output)")
         } else {
             ctx.out.bytes(bytes)

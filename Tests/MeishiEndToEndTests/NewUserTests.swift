@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import MeishiCard
 import MeishiQR
+import MeishiKit
 @testable import meishi
 
 /// Issue 12: the rough edges of a first afternoon with meishi, each run in-process on an injected
@@ -342,6 +343,21 @@ import MeishiQR
         try Data("old".utf8).write(to: URL(fileURLWithPath: forced))
         #expect(await mei("id", "export", "-o", forced, "--force").status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: forced)) != Data("old".utf8))
+        // A dangling link is not followed without --force; with it, a link or the home's own key is refused.
+        let dir = Fixtures.temporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.json", withDestinationPath: dir + "/target.json")
+        #expect(await mei("id", "export", "-o", dir + "/link.json").status == 73)
+        let viaLink = await mei("id", "export", "-o", dir + "/link.json", "--force")
+        #expect(viaLink.status != 0 && viaLink.err.contains("not a regular file"), "\(viaLink.err)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/target.json"))
+        let ownKey = await mei("id", "export", "-o", mei.home + "/identity.key", "--force")
+        #expect(ownKey.status != 0 && ownKey.err.contains("one of this meishi home's own files"), "\(ownKey.err)")
+        #expect(await mei("id").status == 0, "the key is intact")
+        // A file that appears after the first check (while passphrases are typed) is not overwritten.
+        let late = dir + "/late.json"
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: late))
+        #expect(throws: MeishiError.self) { try IdentityStore(home: Home(path: mei.home)).writeBackup([1], to: late, replacing: false) }
+        #expect(try String(contentsOfFile: late, encoding: .utf8) == "precious")
         mei.environment = [:]
         #expect(await mei("passphrase", "change").status == 64)
 
