@@ -217,6 +217,7 @@ public final class ContactStore: Sendable {
             updated.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
             try updated.update(db)
             try replaceValues(of: updated, in: db)
+            try noteLookAlike(updated.id!, on: conflicts, in: db)
             return .updated(updated, conflicts: conflicts)
         }
         let (added, conflicts) = try insertNew(incoming, in: db)
@@ -230,7 +231,17 @@ public final class ContactStore: Sendable {
         added.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
         try added.insert(db)
         try replaceValues(of: added, in: db)
+        try noteLookAlike(added.id!, on: conflicts, in: db)
         return (added, conflicts)
+    }
+
+    /// Records `id` on each of `others` too, so a contact shows the look-alikes stored after it
+    /// (the one stored later is the one marked `!`).
+    static func noteLookAlike(_ id: Int64, on others: [Contact], in db: Database) throws {
+        for var other in others where other.id != nil && !other.conflictIDs.contains(id) {
+            other.conflictsWith = (other.conflictIDs + [id]).map(String.init).joined(separator: ",")
+            try db.execute(sql: "UPDATE contact SET conflictsWith = ? WHERE id = ?", arguments: [other.conflictsWith, other.id])
+        }
     }
 
     /// Inserts many new contacts in one transaction (imports and benchmarks), with prepared

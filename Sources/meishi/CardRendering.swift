@@ -31,6 +31,19 @@ enum CardRendering {
     /// The fields of a payload, keyed by name.
     static func fields(of p: ProximityPayload) -> [FieldName: [String]] { p.cardFields.mapValues(\.values) }
 
+    /// A contact where it is named as a sender or a friend: name, contact id and trust, and for a
+    /// newcomer sharing the name or email of an earlier contact, the `!` mark naming that one,
+    /// so a look-alike never reads the same as the contact it copies.
+    static func who(_ c: Contact) -> String {
+        "\(name(c.name)) (#\(c.id ?? 0), \(c.trust.rawValue))" + lookAlikeMark(c)
+    }
+
+    /// " ! same name or email as #2" for a newcomer; "" otherwise.
+    static func lookAlikeMark(_ c: Contact) -> String {
+        let earlier = c.conflictIDs.filter { $0 < (c.id ?? 0) }
+        return earlier.isEmpty ? "" : " ! same name or email as " + earlier.map { "#\($0)" }.joined(separator: ", ")
+    }
+
     /// The name a card or contact is shown by.
     static func name(_ n: String?) -> String { Console.safe(n ?? "(no name)") }
 
@@ -86,7 +99,9 @@ enum CardRendering {
             "firstSeen": .number(Double(c.firstSeen)),
             "lastSeen": .number(Double(c.lastSeen)),
             "cardTimestamp": .number(Double(c.cardTimestamp)),
-            "possibleImpersonationOf": .array(c.conflictIDs.map { .number(Double($0)) }),
+            // Stored before it with the same name or email / stored after it with them.
+            "possibleImpersonationOf": .array(c.conflictIDs.filter { $0 < (c.id ?? 0) }.map { .number(Double($0)) }),
+            "possiblyImpersonatedBy": .array(c.conflictIDs.filter { $0 > (c.id ?? 0) }.map { .number(Double($0)) }),
         ]
         if let n = c.name { obj["name"] = .string(n) }
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }

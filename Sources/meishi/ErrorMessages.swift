@@ -497,8 +497,13 @@ enum FriendsWording {
 
     /// "Common friends (2): Cleo Park, Dev Rao", or "Common friends: none", in my names for them.
     static func list(_ friends: [Contact]) -> String {
-        friends.isEmpty ? "Common friends: none"
-            : "Common friends (\(friends.count)): " + friends.map { CardRendering.name($0.name) }.joined(separator: ", ")
+        guard !friends.isEmpty else { return "Common friends: none" }
+        // Ids where two friends share a name (or one is a flagged look-alike), so they can be told apart.
+        let names = friends.map { CardRendering.name($0.name) }
+        return "Common friends (\(friends.count)): " + zip(friends, names).map { c, n in
+            names.filter { $0 == n }.count > 1 || !CardRendering.lookAlikeMark(c).isEmpty
+                ? "\(n) (#\(c.id ?? 0)\(CardRendering.lookAlikeMark(c)))" : n
+        }.joined(separator: ", ")
     }
 
     static func json(_ c: Contact) -> JSONValue {

@@ -279,7 +279,7 @@ struct Exchange: MeishiCommand {
             ]))
             return
         }
-        defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.name(c.name), out) } }
+        defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.who(c), out) } }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
         guard let report = o.commonFriends else { return }

@@ -46,7 +46,7 @@ struct FriendsList: SynchronousCommand {
         }
         guard !rows.isEmpty else { return ctx.out.note("no contacts yet") }
         var table = rows.map { r in
-            ["#\(r.contact.id ?? 0)", CardRendering.name(r.contact.name),
+            ["#\(r.contact.id ?? 0)" + (ContactsList.isNewcomer(r.contact) ? "!" : ""), CardRendering.name(r.contact.name),
              r.shared.map { "\($0) common friend\($0 == 1 ? "" : "s") (\(r.mode ?? "?"))" } ?? FriendsWording.neverComparedShort]
         }
         // On a narrow terminal the names give way, then the never-compared wording is the short one.
@@ -55,6 +55,7 @@ struct FriendsList: SynchronousCommand {
         }
         for line in DisplayWidth.table(table) { ctx.out.line(line) }
         if rows.contains(where: { $0.shared == nil }) { ctx.out.note(FriendsWording.neverComparedLegend) }
+        if rows.contains(where: { ContactsList.isNewcomer($0.contact) }) { ctx.out.note(MeishiFailure.flaggedLegend) }
     }
 }
 

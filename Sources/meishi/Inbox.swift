@@ -52,6 +52,9 @@ struct Inbox: SynchronousCommand {
                     "id": .number(Double(m.id)), "from": .string(m.senderDID),
                     "name": m.sender?.name.map(JSONValue.string) ?? .null,
                     "trust": m.sender.map { .string($0.trust.rawValue) } ?? .null,
+                    "contact": m.sender.map { .number(Double($0.id ?? 0)) } ?? .null,
+                    "possibleImpersonationOf": m.sender.map { c in .array(c.conflictIDs.filter { $0 < (c.id ?? 0) }.map { .number(Double($0)) }) }
+                        ?? .null,
                     "created": .string(CardRendering.date(m.created)), "received": .string(CardRendering.date(m.received)),
                     "expires": .string(CardRendering.date(m.expires)), "once": .bool(m.once), "read": .bool(m.shownBefore),
                     // Shown now and sent --once: this listing was its only showing.
@@ -66,7 +69,7 @@ struct Inbox: SynchronousCommand {
             return
         }
         for m in messages {
-            let who = m.sender.map { "\(CardRendering.name($0.name)) (\($0.trust.rawValue))" } ?? "\(Console.safe(m.senderDID)) (no longer a contact)"
+            let who = m.sender.map(CardRendering.who) ?? "\(Console.safe(m.senderDID)) (no longer a contact)"
             var head = "#\(m.id) from \(who), sent \(CardRendering.age(now - m.created)), expires in \(Self.span(m.expires - now))"
             if m.once { head += m.text != nil ? ", shown once: now deleted" : ", shown once" }
             if m.shownBefore { head += ", read" }

@@ -47,7 +47,7 @@ struct Listen: MeishiCommand {
             try await service.listen(
                 identity: identity, port: port, seconds: duration?.seconds,
                 log: { line in out.note(line) },
-                received: { c in if !quiet { out.note("a message from \(CardRendering.name(c.name)): read it with 'meishi inbox'") } },
+                received: { c in if !quiet { out.note("a message from \(CardRendering.who(c)): read it with 'meishi inbox'") } },
                 listening: { port, contacts in
                     // On standard error, --json too: a script using --port 0 learns the port here.
                     out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"

@@ -300,7 +300,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(listened.status == 0 && listened.err.contains("1 stored"), "\(listened.err)")
         let inbox = await ken("inbox")
         // Peer text is escaped for the terminal; --once: deleted once shown.
-        #expect(inbox.out.contains("from Mei (signed)") && inbox.out.contains("  from stdin\\u{1B}[31m red"), "\(inbox.out)")
+        #expect(inbox.out.contains("from Mei (#1, signed)") && inbox.out.contains("  from stdin\\u{1B}[31m red"), "\(inbox.out)")
         #expect(inbox.out.contains("shown once: now deleted"), "\(inbox.out)")
         #expect(await ken("inbox", "--all", "--json").out.contains("\"messages\": []"))
         // Nobody listening: exit 75, not delivered.

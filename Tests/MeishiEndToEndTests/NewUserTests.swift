@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import MeishiCard
 import MeishiQR
+import MeishiStore
 import MeishiKit
 @testable import meishi
 
@@ -177,6 +178,24 @@ import MeishiKit
         m.stdin = Array(await fakeKen("card", "export").out.utf8)
         let fake = await m("contacts", "add", "-")
         #expect(fake.err.hasPrefix("meishi: warning: Ken Sato uses the same name or email as contact #1"), "\(fake.err)")
+        // The first Ken, untouched since, names the one stored after it; --json tells the two directions apart.
+        #expect(await m("contacts", "show", "1").out.contains("contact #2, stored after it, has the same name or email"))
+        let first = await m("contacts", "show", "1", "--json").out.filter { !$0.isWhitespace }
+        #expect(first.contains("\"possiblyImpersonatedBy\":[2]") && first.contains("\"possibleImpersonationOf\":[]"), "\(first)")
+        // Wherever a sender or friend is named (inbox, listen, exchange notes, common friends), a
+        // newcomer carries its id and the mark; the one it copies only its id.
+        var lookAlike = Contact(did: "did:key:z6MkX", fields: [.name: ["Ken Sato"]], level: .professional, trust: .signed, source: "file",
+                                seen: 1, cardTimestamp: 1)
+        lookAlike.id = 5
+        lookAlike.conflictsWith = "2,7"
+        #expect(CardRendering.who(lookAlike) == "Ken Sato (#5, signed) ! same name or email as #2")
+        var original = lookAlike
+        original.id = 2
+        original.conflictsWith = "5"
+        #expect(CardRendering.who(original) == "Ken Sato (#2, signed)")
+        #expect(FriendsWording.list([original, lookAlike]) == "Common friends (2): Ken Sato (#2), Ken Sato (#5 ! same name or email as #2)")
+        let friends = await m("friends")
+        #expect(friends.out.contains("#2!") && !friends.out.contains("#1!") && friends.err.contains("! possible impersonation"), "\(friends)")
         // The real Ken's newer card: #2, stored later, is the newcomer.
         var ken = realKen
         ken.now = ken.now.addingTimeInterval(60)
