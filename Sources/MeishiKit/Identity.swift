@@ -78,7 +78,12 @@ public struct IdentityStore: Sendable {
         /// The previous identity.key, renamed, when one was replaced.
         public let backup: String?
         /// The previous person's card and store, renamed (restoring another identity's backup).
-        public let setAside: [String]
+        public var setAside: [String]
+        /// This identity's own card and store, set aside by an earlier restore of someone else's
+        /// backup, renamed back (the home held none).
+        public var broughtBack: [String] = []
+        /// The same, left where they are because the home has a card or store already.
+        public var keptAsideForIt: [String] = []
     }
 
     /// Writes `identity`'s files (a new one, or one restored from a backup), like `create`. With
@@ -135,6 +140,34 @@ public struct IdentityStore: Sendable {
         ]
         try SecureFile.write(JCS.canonicalize(.object(pub)) + [0x0A], to: home.publicIdentityPath)
         return Installed(identity: identity, backup: backup, setAside: setAside)
+    }
+
+    /// After restoring `did`: its card and store from before, if an earlier replacement set them
+    /// aside (`identity.json.bak-S` naming it beside `card.json.bak-S` or `meishi.sqlite.bak-S`,
+    /// the newest such S), are renamed back when the home holds neither; otherwise named.
+    func reclaimSetAside(for did: String, into installed: inout Installed) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: home.path) else { return }
+        let prefix = "identity.json.bak-"
+        let suffixes = names.filter { $0.hasPrefix(prefix) }.compactMap { name -> (String, Int64, Int)? in
+            let tail = name.dropFirst(prefix.count).split(separator: "-")
+            guard let time = tail.first.flatMap({ Int64($0) }), tail.count <= 2 else { return nil }
+            guard let bytes = try? SecureFile.read(home.path + "/" + name, limit: 4096), bytes.count <= 4096,
+                  let json = try? StrictJSONParser.parse(bytes), json["did"] == .string(did) else { return nil }
+            return (String(name.dropFirst("identity.json".count)), time, tail.count == 2 ? Int(tail[1]) ?? 0 : 1)
+        }
+        guard let newest = suffixes.max(by: { ($0.1, $0.2) < ($1.1, $1.2) })?.0 else { return }
+        let db = home.databasePath
+        let kept = [home.cardPath + newest, db + newest].filter { SecureFile.exists($0) }
+        guard !kept.isEmpty else { return }
+        let occupied = [home.cardPath, db, db + "-wal"].contains { SecureFile.exists($0) }
+        guard !occupied else {
+            installed.keptAsideForIt = kept
+            return
+        }
+        for (from, to) in [(home.cardPath + newest, home.cardPath), (db + newest + "-wal", db + "-wal"), (db + newest + "-shm", db + "-shm"),
+                           (db + newest, db)] where SecureFile.exists(from) {
+            if rename(from, to) == 0, !from.hasSuffix("-wal"), !from.hasSuffix("-shm") { installed.broughtBack.append(from) }
+        }
     }
 
     func associatedData(did: String) -> [UInt8] {

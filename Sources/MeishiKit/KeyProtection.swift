@@ -114,8 +114,12 @@ extension IdentityStore {
         let identity = Identity(signingKey: sign, boxKey: box)
         guard identity.did == did else { throw damaged }
         let anotherPerson = exists && (try? loadPublic())?.did != did
-        return try install(identity, passphrase: remembering.last, force: force, now: now, setAsideHomeData: anotherPerson,
-                           limits: limits)
+        // A backup sealed under an empty passphrase protects nothing: the key is stored in the clear.
+        let passphrase = remembering.last.flatMap { $0.count == 0 ? nil : $0 }
+        var installed = try install(identity, passphrase: passphrase, force: force, now: now, setAsideHomeData: anotherPerson,
+                                    limits: limits)
+        reclaimSetAside(for: did, into: &installed)
+        return installed
     }
 }
 

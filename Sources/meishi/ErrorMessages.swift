@@ -423,6 +423,32 @@ extension MeishiFailure {
     static let noPassphraseToRemove = MeishiFailure("the secret key has no passphrase: nothing to remove",
                                                     hint: "it is already stored in the clear; 'meishi passphrase set' adds one", status: .failure)
 
+    /// `init --restore FILE` into a home that has an identity.
+    static func restoreOverHint(_ file: String) -> String {
+        "use 'meishi init --restore \(file) --force' to replace it (the present identity is kept as *.bak-<time>)"
+    }
+
+    /// A restore that failed on the backup file itself gets a hint about that file.
+    static func restoreFailure(_ e: MeishiError, file: String) -> MeishiFailure {
+        var failure = MeishiFailure(e)
+        switch e {
+        case .identityDamaged(let path) where path == file, .keyLimitsTooHigh(let path, _, _) where path == file:
+            failure.hint = "this backup is damaged or was not made by 'meishi id export'; use another copy"
+        case .wrongPassphrase(let path) where path == file:
+            failure.hint = "the passphrase given when the backup was made (or the backup was altered)"
+        default: break
+        }
+        return failure
+    }
+
+    /// The key files a replacement renamed.
+    static func previousKeyKept(_ backup: String) -> String {
+        let suffix = backup.range(of: ".bak-").map { String(backup[$0.lowerBound...]) } ?? ""
+        return "previous identity kept as \(backup) (its other key files too, with the same \(suffix) suffix)"
+    }
+
+    static let backupHoldsNoCard = "a backup holds the identity, not the card: set yours with 'meishi card set name \"Your Name\"'"
+
     /// `id export -o FILE` where FILE exists: it may be the only copy of another key.
     static func backupFileExists(_ path: String) -> MeishiFailure {
         MeishiFailure("\(path) already exists: a backup may be the only copy of a key, so it is not overwritten",

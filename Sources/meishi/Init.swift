@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import MeishiCrypto
 import MeishiCard
@@ -36,7 +37,13 @@ struct Init: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx, needsIdentity: false)
         // Refuse before asking for a passphrase that would not be used.
-        if !force { try session.identities.refuseExisting() }
+        if !force {
+            do { try session.identities.refuseExisting() } catch .identityExists(let home) {
+                var failure = MeishiFailure(MeishiError.identityExists(home: home))
+                if let restore { failure.hint = MeishiFailure.restoreOverHint(restore) }
+                throw failure
+            }
+        }
         if let restore {
             try restoreIdentity(from: restore, session, ctx)
             return
@@ -57,7 +64,7 @@ struct Init: SynchronousCommand {
             ctx.out.json(.object(obj))
             return
         }
-        if let backup { ctx.out.note("previous key kept as \(backup)") }
+        if let backup { ctx.out.note(MeishiFailure.previousKeyKept(backup)) }
         ctx.out.line("""
             created identity \(pub.did)
             fingerprint  \(pub.fingerprint)
@@ -70,8 +77,12 @@ struct Init: SynchronousCommand {
     private func restoreIdentity(from file: String, _ session: HomeSession, _ ctx: Context) throws {
         var bytes = try ctx.readAtMost(file, limit: 4096)
         defer { wipe(&bytes) }
-        let installed = try session.identities.restore(bytes, path: file, passphrases: ctx.passphrases, force: force,
-                                                       now: ctx.unixNow)
+        let installed: IdentityStore.Installed
+        do {
+            installed = try session.identities.restore(bytes, path: file, passphrases: ctx.passphrases, force: force, now: ctx.unixNow)
+        } catch {
+            throw MeishiFailure.restoreFailure(error, file: file)
+        }
         let pub = installed.identity.publicIdentity, backup = installed.backup
         let encrypted = try session.identities.isEncrypted()
         if json {
@@ -81,14 +92,24 @@ struct Init: SynchronousCommand {
             ]
             if let backup { obj["backup"] = .string(backup) }
             if !installed.setAside.isEmpty { obj["setAside"] = .array(installed.setAside.map { .string($0) }) }
+            if !installed.broughtBack.isEmpty { obj["broughtBack"] = .array(installed.broughtBack.map { .string($0) }) }
+            if !installed.keptAsideForIt.isEmpty { obj["keptAside"] = .array(installed.keptAsideForIt.map { .string($0) }) }
             ctx.out.json(.object(obj))
             return
         }
-        if let backup { ctx.out.note("previous key kept as \(backup)") }
+        if let backup { ctx.out.note(MeishiFailure.previousKeyKept(backup)) }
         if !installed.setAside.isEmpty {
-            ctx.out.note("the previous identity's card and contacts are not the restored one's: kept as "
-                         + installed.setAside.joined(separator: " and "))
+            ctx.out.note("the previous identity's " + installed.setAside.map { $0.hasPrefix(session.home.cardPath) ? "card" : "store" }
+                            .joined(separator: " and ") + " (not the restored one's) kept as " + installed.setAside.joined(separator: " and "))
         }
+        if !installed.broughtBack.isEmpty {
+            ctx.out.note("brought back this identity's card and store set aside earlier: " + installed.broughtBack.joined(separator: " and "))
+        }
+        if installed.keptAsideForIt.isEmpty == false {
+            ctx.out.note("this identity's card or store from before is kept as " + installed.keptAsideForIt.joined(separator: " and ")
+                         + ": move it back by hand to use it")
+        }
+        if !FileManager.default.fileExists(atPath: session.home.cardPath) { ctx.out.note(MeishiFailure.backupHoldsNoCard) }
         ctx.out.line("""
             restored identity \(pub.did)
             fingerprint  \(pub.fingerprint)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import MeishiCard
+import MeishiCrypto
 import MeishiQR
 import MeishiStore
 import MeishiKit
@@ -446,7 +447,7 @@ import MeishiKit
         mei.environment = ["MEISHI_PASSPHRASE": "other words here"]
         let r = await mei("init", "--restore", otherBackup, "--force")
         #expect(r.status == 0, "\(r.err)")
-        #expect(r.err.contains("the previous identity's card and contacts are not the restored one's: kept as \(mei.home)/card.json.bak-"))
+        #expect(r.err.contains("the previous identity's card and store (not the restored one's) kept as \(mei.home)/card.json.bak-"))
         #expect(r.err.contains("\(mei.home)/meishi.sqlite.bak-"))
         mei.environment = [:]
         let list = await mei("contacts", "list")
@@ -460,6 +461,32 @@ import MeishiKit
             try String.fetchAll(db, sql: "SELECT name FROM contact")
         }
         #expect(names == ["Ann Lee"])
+
+        // Without --force, the hint names the restore; Mei's own backup back in: her card and
+        // contacts come back from where they were set aside, and the hint-less "no card" note is gone.
+        mei.environment = ["MEISHI_PASSPHRASE": "mei words here"]
+        let refused = await mei("init", "--restore", ownBackup)
+        #expect(refused.err.contains("hint: use 'meishi init --restore \(ownBackup) --force'"), "\(refused.err)")
+        let back = await mei("init", "--restore", ownBackup, "--force")
+        #expect(back.status == 0 && back.err.contains("brought back this identity's card and store"), "\(back.err)")
+        #expect(back.err.contains("the previous identity's store (not the restored one's) kept as"), "Ken had no card here")
+        mei.environment = [:]
+        #expect(await mei("contacts", "list").out.contains("Ann Lee"))
+        #expect(await mei("card", "show").out.contains("Mei Tanaka"))
+
+        // A damaged backup is named as such; a backup sealed under an empty passphrase gives a key
+        // stored without one.
+        let junk = try Self.write("{\"format\":\"meishi-identity-backup-v1\",\"did\":\"did:key:z6Mkx\"}", "junk.json")
+        let damaged = await mei("init", "--restore", junk, "--force")
+        #expect(damaged.status == 65 && damaged.err.contains("this backup is damaged or was not made by 'meishi id export'"),
+                "\(damaged.err)")
+        let emptySealed = try IdentityStore(home: Home(path: other.home)).backup(
+            passphrases: NoPassphraseHere(), backupPassphrase: SecureBytes(copying: []), now: 1_800_000_000, limits: .interactive)
+        let emptyFile = try Self.write(String(decoding: emptySealed, as: UTF8.self), "empty-pass.json")
+        var fresh = InProcess()
+        fresh.environment = ["MEISHI_PASSPHRASE": ""]
+        let r2 = await fresh("init", "--restore", emptyFile, "--json")
+        #expect(r2.status == 0 && r2.out.contains("\"encrypted\": false"), "\(r2.out) \(r2.err)")
     }
 
     // MARK: Help
@@ -591,4 +618,10 @@ import MeishiKit
         let checked = try Self.check(backup, "two words")
         #expect(checked.status == 0 && fresh.contains("\"did\": \"\(checked.out)\""), "\(checked)")
     }
+}
+
+/// A key with no passphrase, opened in a test.
+struct NoPassphraseHere: PassphraseSource {
+    func passphrase(forKeyAt path: String) -> SecureBytes? { nil }
+    func newPassphrase() throws(MeishiError) -> SecureBytes? { nil }
 }
