@@ -280,20 +280,30 @@ public enum MessageTransport {
 
     /// Delivers `envelope` to the listener at `address`: a Noise KK handshake with the contact's
     /// static key `remoteStatic`, then the envelope, then its acknowledgement. Connection attempts
-    /// are retried until `deadline` (monotonic seconds).
+    /// are retried until `deadline` (monotonic seconds), but a refused connection only for
+    /// `refusedGrace` seconds: a listener just starting gets that long, nothing listening does
+    /// not keep the sender waiting for its whole timeout.
     static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: String, keys: PairKeys,
-                               staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double) async throws(MessageDeliveryFailure) -> MessageVerdict {
+                               staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
+                               refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> MessageVerdict {
         var connection: Connection?
         var lastError = ""
+        var firstRefusal: Double?
         while connection == nil {
             let left = deadline - ExchangeTransport.now()
-            guard left > 0 else { break }
+            guard left > 0.05 else { break }
+            if let firstRefusal, ExchangeTransport.now() - firstRefusal > refusedGrace { break }
             do {
                 connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                     .connectTimeout(.milliseconds(Int64(left * 1000)))
                     .connect(to: address) { ch in ch.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: ch) } }
             } catch {
                 lastError = ExchangeTransport.plainWords(error)
+                if ExchangeTransport.errno(of: error) == ECONNREFUSED {
+                    firstRefusal = firstRefusal ?? ExchangeTransport.now()
+                } else {
+                    firstRefusal = nil
+                }
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }

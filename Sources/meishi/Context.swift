@@ -92,7 +92,10 @@ struct Context: Sendable {
     func readNote(_ text: String) throws -> String {
         var note = text
         if text == "-" {
-            let bytes = try readStandardInput(MessageEnvelope.maximumTextBytes + 1)
+            // Up to the limit, a newline and one byte more: past that, only "over the limit" is known.
+            let limit = MessageEnvelope.maximumTextBytes + 1
+            let bytes = try readStandardInput(limit)
+            if bytes.count > limit { throw MeishiFailure.noteOverLimit }
             guard let s = String(validating: bytes, as: UTF8.self) else { throw MeishiFailure.standardInputNotText }
             note = s.hasSuffix("\n") ? String(s.dropLast()) : s
         }

@@ -477,6 +477,10 @@ extension MeishiFailure {
 
 /// Ephemeral messages: a note refused before sending, and a delivery that failed.
 extension MeishiFailure {
+    /// A note on standard input longer than could be read (its size is not known).
+    static let noteOverLimit = MeishiFailure("the note on standard input is over the \(MessageEnvelope.maximumTextBytes)-byte limit",
+                                             hint: "shorten it, or send a link to the rest", status: .dataError)
+
     init(_ e: MessageEnvelopeError) {
         switch e {
         case .textTooLong(let n):

@@ -308,10 +308,22 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(nobody.status == 75 && nobody.err.contains("not delivered"), "\(nobody.err)")
         #expect(nobody.err.contains("hint: is 'meishi listen' running there, on that port?") && !nobody.err.contains("use --peer"),
                 "with --peer given, the hint is not to use --peer: \(nobody.err)")
+        // Nothing listening on that port: said after a short grace, not after the whole --timeout.
+        let started = Date()
+        let refused = await mei("send", "Ken", "x", "--peer", "127.0.0.1:1", "--timeout", "60s")
+        #expect(refused.status == 75 && refused.err.contains("connection refused"), "\(refused.err)")
+        #expect(Date().timeIntervalSince(started) < 30, "a refused connection is retried for about 2 s, not for --timeout")
         let portZero = await mei("send", "Ken", "x", "--peer", "127.0.0.1:0")
         #expect(portZero.status == 64 && portZero.err.contains("not 0"), "\(portZero.err)")
         let weeks = await mei("send", "Ken", "x", "--ttl", "2w")
         #expect(weeks.status == 64 && weeks.err.contains("--ttl cannot be '2w'") && weeks.err.contains("90s, 10m, 24h or 7d"), "\(weeks.err)")
+        // A long note on standard input: "over the limit", not a made-up size; 4096 bytes and a newline is fine.
+        mei.stdin = Array(String(repeating: "x", count: 5000).utf8)
+        let longStdin = await mei("send", "Ken", "-", "--peer", "127.0.0.1:1")
+        #expect(longStdin.status == 65 && longStdin.err.hasPrefix("meishi: error: the note on standard input is over the 4096-byte limit"),
+                "\(longStdin.err)")
+        mei.stdin = Array((String(repeating: "x", count: 4097)).utf8)
+        #expect(await mei("send", "Ken", "-", "--peer", "127.0.0.1:1").err.contains("the note is 4097 bytes"))
         // An empty or blank note is refused the same way, as TEXT or on standard input.
         let blank = await mei("send", "Ken", "  \n ", "--peer", "127.0.0.1:1")
         mei.stdin = Array("\n".utf8)
