@@ -9,6 +9,9 @@ public enum ExchangeCodeError: Error, Equatable, Sendable {
     case nameplateOutOfRange(String)
     /// More than `ExchangeCode.maximumBytes` bytes.
     case tooLong(Int)
+    /// Fewer than `ExchangeCode.minimumPasswordCharacters` characters after `N-`: a nearby
+    /// attacker's three tries would stand a real chance.
+    case tooShort(Int)
 }
 
 /// A code two people agree on, such as `7-tulip-anchor` (docs/PROTOCOL.md §5.6).
@@ -18,6 +21,8 @@ public enum ExchangeCodeError: Error, Equatable, Sendable {
 /// codes may use any words.
 public struct ExchangeCode: Equatable, Sendable, CustomStringConvertible {
     public static let maximumBytes = 64
+    /// The shortest password after `N-` (a generated one has at least 9: two PGP words).
+    public static let minimumPasswordCharacters = 6
 
     /// The rendezvous number, 1…999.
     public let nameplate: Int
@@ -40,6 +45,7 @@ public struct ExchangeCode: Equatable, Sendable, CustomStringConvertible {
               words.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.value >= 0x20 && $0.value != 0x7F }) else {
             throw .badShape(text)
         }
+        guard words.count >= Self.minimumPasswordCharacters else { throw .tooShort(words.count) }
         nameplate = n
         password = String(words)
     }

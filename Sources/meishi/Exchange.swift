@@ -129,7 +129,11 @@ struct Exchange: MeishiCommand {
         if let code, code != Self.generateCode {
             do { _ = try ExchangeCode(parsing: code) } catch {
                 switch error {
-                case .nameplateOutOfRange: throw ValidationError("the number before the first '-' of --code must be 1 to 999, as in 7-tulip-anchor")
+                case .nameplateOutOfRange:
+                    throw ValidationError("the number before the first '-' of --code must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
+                case .tooShort(let n):
+                    throw ValidationError("the words of --code have \(n) character\(n == 1 ? "" : "s"); use at least "
+                                          + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or --code alone for a new one)")
                 case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
                 case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
                 }

@@ -161,7 +161,7 @@ import Testing
         }
         for extra in [["--code", "7-tulip-anchor", "--interface", "lo"], ["--code", "tulip", "--interface", "lo"], ["--code", "--interface", "lo"], ["--alias", "Mei", "--interface", "lo"], ["--interface", "nosuch0"],
                       ["--listen", "--port", "0", "--code", "x"], ["--listen", "--port", "0", "--code", "7-x", "--timeout", "1"],
-                      ["--peer", "[::1]:1", "--timeout", "1"], ["--peer", "[::1]:1", "--code", "1-a", "--timeout", "1"],
+                      ["--peer", "[::1]:1", "--timeout", "1"], ["--peer", "[::1]:1", "--code", "1-anchor", "--timeout", "1"], ["--peer", "[::1]:1", "--code", "1-a", "--timeout", "1"],
                       ["--listen", "--port", "70000"]] {
             let r = try mei.run(["exchange", "--yes", "--timeout", "2"] + extra)
             #expect(allowed.contains(r.status), "\(extra): \(r.status) \(r.stderr)")
@@ -182,6 +182,9 @@ import Testing
         let badCode = try mei.run(["exchange", "--listen", "--code", "x", "--yes"])
         #expect(badCode.status == 64 && badCode.stderr.contains("7-tulip-anchor"), "\(badCode.stderr)")
         #expect(try mei.run(["exchange", "--listen", "--code", "1000-x", "--yes"]).status == 64)
+        let weak = try mei.run(["exchange", "--listen", "--code", "3-a", "--yes"])
+        #expect(weak.status == 64 && weak.stderr.contains("use at least 6"), "\(weak.stderr)")
+        #expect(try mei.run(["exchange", "--listen", "--code", "03-anchor", "--yes"]).stderr.contains("without a leading zero"))
         #expect(try mei.run(["exchange", "--listen", "--peer", "127.0.0.1:9", "--yes"]).status == 64)
         #expect(refused.stderr.contains("connection refused (nothing is listening on that port)"), "\(refused.stderr)")
         #expect(try mei.run(["exchange", "--peer", "host:99999", "--yes"]).status == 64)

@@ -5,7 +5,7 @@ import Testing
     @Test func parsesTypedCodes() throws {
         let c = try ExchangeCode(parsing: "  7-Tulip-Anchor\n")
         #expect(c.nameplate == 7 && c.password == "tulip-anchor" && c.description == "7-tulip-anchor")
-        #expect(try ExchangeCode(parsing: "999-x").nameplate == 999)
+        #expect(try ExchangeCode(parsing: "999-xylophone").nameplate == 999)
         #expect(try ExchangeCode(parsing: "12-caf\u{E9}-au-lait") == ExchangeCode(parsing: "12-cafe\u{301}-au-lait"))
     }
 
@@ -14,10 +14,15 @@ import Testing
         #expect(throws: ExchangeCodeError.self) { try ExchangeCode(parsing: text) }
     }
 
-    @Test func nameplateRangeAndLength() {
+    @Test func nameplateRangeAndLength() throws {
         #expect(throws: ExchangeCodeError.nameplateOutOfRange("0-a")) { try ExchangeCode(parsing: "0-a") }
         #expect(throws: ExchangeCodeError.nameplateOutOfRange("1000-a")) { try ExchangeCode(parsing: "1000-a") }
         #expect(throws: ExchangeCodeError.tooLong(66)) { try ExchangeCode(parsing: "1-" + String(repeating: "a", count: 64)) }
+        // A one-letter password would give a nearby attacker's three tries a real chance.
+        #expect(throws: ExchangeCodeError.tooShort(1)) { try ExchangeCode(parsing: "3-a") }
+        #expect(throws: ExchangeCodeError.tooShort(5)) { try ExchangeCode(parsing: "3-tulip") }
+        #expect(try ExchangeCode(parsing: "3-coffee").password == "coffee")
+        for _ in 0..<100 { #expect(ExchangeCode.random().password.count >= ExchangeCode.minimumPasswordCharacters + 3) }
     }
 
     @Test func generatedCodesUseTwoPGPWords() throws {

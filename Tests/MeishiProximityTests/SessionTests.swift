@@ -343,9 +343,9 @@ import NIOCore
     }
 
     @Test func bothSidesMustUseACode() throws {
-        let withCode = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        let withCode = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-anchor")))
         #expect(throws: ExchangeError.codeExpected) { try withCode.receive(S.session(.dialer).start()!) }
-        let dialerWithCode = ExchangeSession(role: .dialer, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        let dialerWithCode = ExchangeSession(role: .dialer, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-anchor")))
         #expect(throws: ExchangeError.codeNotExpected) { try S.session(.listener).receive(dialerWithCode.start()!) }
     }
 
@@ -366,14 +366,14 @@ import NIOCore
     }
 
     @Test func hostilePAKEFrames() throws {
-        let l = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-a")))
+        let l = ExchangeSession(role: .listener, verifier: S.verifier, binding: .init(code: try ExchangeCode(parsing: "7-anchor")))
         #expect(throws: ExchangeError.self) { try l.receive([0x04, 1]) }
         #expect(throws: ExchangeError.unsupportedVersion(2)) { try l.receive([0x04, 2] + [UInt8](repeating: 0, count: 16)) }
-        let (d, l2) = try Self.pair("7-a", "7-a")
+        let (d, l2) = try Self.pair("7-anchor", "7-anchor")
         var reply = try S.deliver([d.start()!], to: l2).send[0]
         reply[reply.count - 2] ^= 0xFF  // damage the share
         #expect(throws: ExchangeError.self) { try d.receive(reply) }
-        let (d3, l3) = try Self.pair("7-a", "7-a")
+        let (d3, l3) = try Self.pair("7-anchor", "7-anchor")
         let finish = try S.deliver(try S.deliver([d3.start()!], to: l3).send, to: d3).send[0]
         #expect(throws: ExchangeError.self) { try l3.receive(Array(finish.dropLast())) }
         #expect(throws: ExchangeError.self) { try l3.receive([0x06] + [UInt8](repeating: 0, count: 100)) }
