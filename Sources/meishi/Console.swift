@@ -19,6 +19,16 @@ import MeishiCard
 struct Console: Sendable {
     let standardOutput: Sink
     let standardError: Sink
+    /// The width of the terminal standard error is, if it is one: messages longer than it are
+    /// broken at spaces, continuation lines indented, so a terminal never cuts a word.
+    var messageWidth: Int? = nil
+
+    /// `prefix` + `message` sanitised, wrapped to `messageWidth`, with a newline.
+    private func message(_ prefix: String, _ message: String) -> String {
+        let text = prefix + TerminalText.sanitized(message)
+        guard let width = messageWidth, width >= 20, DisplayWidth.of(text) > width else { return text + "\n" }
+        return DisplayWidth.wrapped(text, to: width, indent: 2).joined(separator: "\n") + "\n"
+    }
 
     /// One line (or several) on standard output, sanitised (line breaks kept).
     func line(_ text: String) {
@@ -31,22 +41,22 @@ struct Console: Sendable {
     }
 
     func report(_ failure: MeishiFailure) {
-        var text = "meishi: error: \(TerminalText.sanitized(failure.message))\n"
-        if let hint = failure.hint { text += "meishi: hint: \(TerminalText.sanitized(hint))\n" }
+        var text = message("meishi: error: ", failure.message)
+        if let hint = failure.hint { text += message("meishi: hint: ", hint) }
         standardError.write(Array(text.utf8))
     }
 
-    func warn(_ message: String) {
-        standardError.write(Array("meishi: warning: \(TerminalText.sanitized(message))\n".utf8))
+    func warn(_ text: String) {
+        standardError.write(Array(message("meishi: warning: ", text).utf8))
     }
 
     /// A step `--verbose` reports.
-    func debug(_ message: String) {
-        standardError.write(Array("meishi: debug: \(TerminalText.sanitized(message))\n".utf8))
+    func debug(_ text: String) {
+        standardError.write(Array(message("meishi: debug: ", text).utf8))
     }
 
-    func note(_ message: String) {
-        standardError.write(Array("meishi: \(TerminalText.sanitized(message))\n".utf8))
+    func note(_ text: String) {
+        standardError.write(Array(message("meishi: ", text).utf8))
     }
 
     /// Writes one JSON document (sorted keys, indented) and a newline to standard output.

@@ -77,7 +77,11 @@ struct Context: Sendable {
     var unixNow: Int64 { Int64(clock().timeIntervalSince1970) }
     var unixClock: @Sendable () -> Int64 { { [clock] in Int64(clock().timeIntervalSince1970) } }
 
-    var out: Console { Console(standardOutput: standardOutput, standardError: standardError) }
+    /// Notes, warnings and hints are wrapped at spaces to the width of a terminal on standard error.
+    var out: Console {
+        Console(standardOutput: standardOutput, standardError: standardError,
+                messageWidth: terminal.standardErrorIsTerminal ? terminal.width : nil)
+    }
     var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment, terminal: terminal, console: out) }
 
     /// A file's bytes, or standard input's for "-".

@@ -41,7 +41,9 @@ struct ScriptedTerminal: TerminalIO {
     var rows: Int? = 24
     var isInteractive: Bool { interactive }
     var standardOutputIsTerminal: Bool { outputIsTerminal }
-    var standardErrorIsTerminal: Bool { false }
+    /// Standard error is a terminal too (of the same width).
+    var errorIsTerminal = false
+    var standardErrorIsTerminal: Bool { errorIsTerminal }
     var width: Int? { columns }
     var height: Int? { rows }
     func ask(_ question: String, timeout: Double?) -> String? { interactive ? recorder.answer(question) : nil }
@@ -62,6 +64,8 @@ struct InProcess {
     var editor: (@Sendable (_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32)?
     /// Standard output is a terminal of this size (nil: a pipe).
     var outputTerminal: (columns: Int, rows: Int)?
+    /// With `outputTerminal`: standard error is that terminal too (messages are wrapped to it).
+    var errorTerminal = false
 
     init(answers: [String] = [], interactive: Bool = false) {
         recorder = Recorder(answers: answers)
@@ -74,7 +78,8 @@ struct InProcess {
                        clock: { clock }, standardOutput: Sink { rec.appendOut($0) }, standardError: Sink { rec.appendErr($0) },
                        readStandardInput: { limit in Array(input.prefix(limit + 1)) },
                        terminal: ScriptedTerminal(recorder: rec, interactive: interactive, outputIsTerminal: outputTerminal != nil,
-                                                  columns: outputTerminal?.columns ?? 80, rows: outputTerminal?.rows ?? 24))
+                                                  columns: outputTerminal?.columns ?? 80, rows: outputTerminal?.rows ?? 24,
+                                                  errorIsTerminal: errorTerminal && outputTerminal != nil))
         if let editor { ctx.runEditor = editor }
         return ctx
     }

@@ -132,6 +132,12 @@ import MeishiKit
             m.stdin = Array(await Self.person(name)("card", "export").out.utf8)
             #expect(await m("contacts", "add", "-").status == 0)
         }
+        // Notes, warnings and hints on a 40-column terminal are broken at spaces, never mid-word.
+        var narrowErr = narrow
+        narrowErr.errorTerminal = true
+        let legend = await narrowErr.run(["friends"]).err
+        #expect(legend.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 40 } && legend.contains("\n  "), "\(legend)")
+        #expect(legend.replacingOccurrences(of: "\n  ", with: " ").contains(FriendsWording.neverComparedLegend))
         for args in [["contacts", "list"], ["card", "show"], ["friends"]] {
             let out = await narrow.run(args).out
             #expect(out.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 40 }, "\(args): \(out)")
