@@ -88,7 +88,8 @@ public struct MessageService: Sendable {
         guard var text = try? envelope.open(from: key, with: identity.boxKey) else { return refuse(.authenticationFailed) }
         wipe(&text)
         if (try? store.hasExpiredMessages(now: now)) == true { _ = try? store.purgeExpiredMessages(now: now) }
-        let message = StoredMessage(senderDID: senderDID, received: now, expires: envelope.expires, once: envelope.once, envelope: bytes)
+        let message = StoredMessage(senderDID: senderDID, received: now, expires: envelope.expires, once: envelope.once, envelope: bytes,
+                                    senderKey: key.rawRepresentation)
         switch try? store.storeMessage(message, idHash: idHash(envelope.id)) {
         case .stored?: return .stored
         case .duplicate?: return .duplicate
@@ -206,7 +207,9 @@ public struct MessageService: Sendable {
         for m in stored {
             let contact = try? store.contact(did: m.senderDID)
             let envelope = try? MessageEnvelope(parsing: Array(m.envelope))
-            let text = envelope.flatMap { e in contact?.pubKey.flatMap { try? e.open(from: $0, with: identity.boxKey) } }
+            // The key it arrived with first (the contact may since be deleted or have a new card).
+            let keys = [m.senderKey.flatMap { try? X25519.PublicKey(rawRepresentation: Array($0)) }, contact?.pubKey].compactMap { $0 }
+            let text = envelope.flatMap { e in keys.lazy.compactMap { try? e.open(from: $0, with: identity.boxKey) }.first }
             out.append(InboxMessage(id: m.id!, senderDID: m.senderDID, sender: contact, created: envelope?.created ?? m.received,
                                     received: m.received, expires: m.expires, once: m.once, shownBefore: m.shownAt != nil, text: text))
         }

@@ -187,6 +187,7 @@ public final class ContactStore: Sendable {
         registerCommonFriendsMigration(&m)
         registerMessageMigration(&m)
         registerCommonFriendsFoundMigration(&m)
+        registerMessageSenderKeyMigration(&m)
         return m
     }
 

@@ -16,13 +16,17 @@ public struct StoredMessage: Codable, Equatable, Sendable, FetchableRecord, Muta
     /// When the inbox first showed it; nil while unread.
     public var shownAt: Int64?
     public var envelope: Data
+    /// The sender's X25519 key when it arrived (it opened the box then): the note still opens
+    /// after the contact is deleted or sends a new card (nil for messages stored before v4).
+    public var senderKey: Data?
 
-    public init(senderDID: String, received: Int64, expires: Int64, once: Bool, envelope: [UInt8]) {
+    public init(senderDID: String, received: Int64, expires: Int64, once: Bool, envelope: [UInt8], senderKey: [UInt8]? = nil) {
         self.senderDID = senderDID
         self.received = received
         self.expires = expires
         self.once = once
         self.envelope = Data(envelope)
+        self.senderKey = senderKey.map { Data($0) }
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -53,6 +57,13 @@ extension ContactStore {
                 t.primaryKey("idHash", .blob)
                 t.column("expires", .integer).notNull()
             }
+        }
+    }
+
+    /// Keeps the sender's key with each message (registered after every v3 migration).
+    static func registerMessageSenderKeyMigration(_ m: inout DatabaseMigrator) {
+        m.registerMigration("v4-message-sender-key") { db in
+            try db.alter(table: "message") { t in t.add(column: "senderKey", .blob) }
         }
     }
 

@@ -295,14 +295,19 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         mei.stdin = Array("from stdin\u{1b}[31m red\n".utf8)
         let sent = await mei("send", "Ken", "-", "--peer", "127.0.0.1:\(port)", "--once")
         #expect(sent.status == 0 && sent.out.hasPrefix("delivered to Ken at 127.0.0.1:\(port)"), "\(sent.err)")
+        #expect(await mei("send", "Ken", "kept after a delete", "--peer", "127.0.0.1:\(port)").status == 0)
         listening.cancel()
         let listened = await listening.value
-        #expect(listened.status == 0 && listened.err.contains("1 stored"), "\(listened.err)")
+        #expect(listened.status == 0 && listened.err.contains("2 stored"), "\(listened.err)")
         let inbox = await ken("inbox")
         // Peer text is escaped for the terminal; --once: deleted once shown.
         #expect(inbox.out.contains("from Mei (#1, signed)") && inbox.out.contains("  from stdin\\u{1B}[31m red"), "\(inbox.out)")
         #expect(inbox.out.contains("shown once: now deleted"), "\(inbox.out)")
-        #expect(await ken("inbox", "--all", "--json").out.contains("\"messages\": []"))
+        // The note sent --once is gone; the other still opens after Ken deletes Mei (its key was kept with it).
+        #expect(await ken("contacts", "delete", "Mei", "--yes").status == 0)
+        let kept = await ken("inbox", "--all")
+        #expect(kept.out.contains("(no longer a contact)") && kept.out.contains("  kept after a delete") && !kept.out.contains("from stdin"),
+                "\(kept.out)")
         // Nobody listening: exit 75, not delivered.
         let nobody = await mei("send", "Ken", "hello?", "--peer", "127.0.0.1:\(port)", "--timeout", "1")
         #expect(nobody.status == 75 && nobody.err.contains("not delivered"), "\(nobody.err)")
