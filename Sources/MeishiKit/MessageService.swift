@@ -113,7 +113,7 @@ public struct MessageService: Sendable {
         do { contact = try store.resolve(ref) } catch {
             let r = ref.trimmingCharacters(in: .whitespaces)
             let did = r.hasPrefix("z6Mk") ? "did:key:" + r : r
-            if let me, r.count >= 8, did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
+            if case .notFound = error, let me, r.count >= 8, did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
                 throw .cannotMessage(id: 0, name: me.did, .yourself)
             }
             throw .store(error)

@@ -487,8 +487,13 @@ public enum ExchangeTransport {
                     }
                     var messages: ExchangeMessageOutcome?
                     if let phase = participant.messages {
-                        participant.trace("message phase: a note each way, or none")
+                        let started = now()
                         messages = await messagePhase(phase, session: session, send: send, next: next)
+                        let m = messages!
+                        let mine = m.withheld ? "ours withheld (not authenticated)" : m.sentEnvelope.map { "ours \($0.encoded.count) bytes" } ?? "none from us"
+                        let theirs = m.received == nil ? "none from them" : "theirs received"
+                        participant.trace("message phase: \(mine), \(theirs)\(m.failure.map { "; broke off: \($0)" } ?? "") in "
+                                          + "\(Int(((now() - started) * 1000).rounded())) ms")
                     }
                     return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, commonFriends: friends,
                                           commonFriendsCost: cost, messages: messages)

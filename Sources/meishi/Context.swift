@@ -96,6 +96,7 @@ struct Context: Sendable {
     func readNote(_ text: String) throws -> String {
         var note = text
         if text == "-" {
+            if terminal.isInteractive { out.note(MeishiFailure.waitingForStandardInput("the note", example: "echo hi | meishi send Ken -")) }
             // Up to the limit, a newline and one byte more: past that, only "over the limit" is known.
             let limit = MessageEnvelope.maximumTextBytes + 1
             let bytes = try readStandardInput(limit)

@@ -355,8 +355,8 @@ extension MeishiFailure {
 
 /// Notes on the way: waiting for input, a code that is not a card beside one that is.
 extension MeishiFailure {
-    static func waitingForStandardInput(_ what: String) -> String {
-        "waiting for \(what) on standard input (Ctrl-D ends it; e.g. meishi scan - < photo.png)"
+    static func waitingForStandardInput(_ what: String, example: String = "meishi scan - < photo.png") -> String {
+        "waiting for \(what) on standard input (Ctrl-D ends it; e.g. \(example))"
     }
 
     static func otherCodeBesideCard(file: String, text: String) -> String {

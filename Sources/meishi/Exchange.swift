@@ -290,7 +290,7 @@ struct Exchange: MeishiCommand {
         switch report.outcome {
         case .ran(let mode, _, let peerSetSize):
             out.line(FriendsWording.list(report.friends))
-            out.note("common friends compared by \(mode.rawValue) (the other side compared \(peerSetSize))")
+            out.note("common friends compared by \(mode.rawValue) (the other side's set: \(peerSetSize) element\(peerSetSize == 1 ? "" : "s"))")
         case .skipped(let why): out.line("Common friends: " + FriendsWording.skipped(why))
         case .failed(let e): out.line("Common friends: " + FriendsWording.failed(e))
         }

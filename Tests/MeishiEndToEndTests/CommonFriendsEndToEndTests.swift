@@ -111,7 +111,7 @@ import Testing
         let second = try Self.exchange(w, dialer: ["--friends", "off", "--verbose"])
         // --verbose narrates the session's steps, in order.
         let steps = ["connected to 127.0.0.1:", "handshake complete", "sent my card", "received the other card", "both cards acknowledged",
-                     "comparing contacts for common friends", "storing the card"]
+                     "comparing contacts for common friends", "message phase: none from us, none from them", "storing the card"]
         let at = steps.map { second.dialerErr.range(of: $0)?.lowerBound }
         #expect(at.allSatisfy { $0 != nil } && at.map { $0! } == at.map { $0! }.sorted(), "\(second.dialerErr)")
         let r = try w.mei("friends", "common", "Ken Sato")
