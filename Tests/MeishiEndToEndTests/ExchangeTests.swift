@@ -362,7 +362,7 @@ import Testing
         defer { teardown() }
         var people: [CLI] = []
         for i in 1...20 { people.append(try CLI.withCard(name: "Person \(i)", email: "p\(i)@example.org")) }
-        let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "\((i - 1) % 10 + 1)-pair"]) }
+        let runs = try (1...20).map { i in try Self.exchange(in: "mth\(i)", home: people[i - 1].home, ["--code", "\((i - 1) % 10 + 1)-pairing"]) }
         let results = runs.map(Self.result)
         for (i, r) in results.enumerated() {
             #expect(r.0 == 0, "person \(i + 1): \(r.2)")
