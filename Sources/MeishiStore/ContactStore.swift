@@ -69,10 +69,12 @@ public final class ContactStore: Sendable {
     public static let fileName = "meishi.sqlite"
     let pool: DatabasePool
     public let path: String
+    let logger: Logger
 
     /// Opens (creating with mode 0600 when missing) and migrates the store at `path`.
     public init(path: String, logger: Logger = Logger(label: "meishi.store")) throws(StoreError) {
         self.path = path
+        self.logger = logger
         // SQLite gives the -wal and -shm files the main file's mode, so creating it 0600
         // first keeps all three private.
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
@@ -253,6 +255,22 @@ public final class ContactStore: Sendable {
                 let id = db.lastInsertedRowID
                 for v in c.matchValues { try value.execute(arguments: [id, v.field.rawValue, v.value, v.normalized]) }
             }
+        }
+        emptyLog()
+    }
+
+    /// Copies the write-ahead log into the database file and truncates it; run after a bulk write.
+    ///
+    /// The log keeps every page the write changed (70 MB after 100,000 contacts), and the first
+    /// connection of every later process reads all of it again to rebuild its index, because no
+    /// process closes the store on exit: a read-only command took 130 ms instead of 10. The rows
+    /// are committed already, so a checkpoint that cannot finish (another process is reading)
+    /// is only logged; SQLite's automatic checkpoints finish the job later.
+    func emptyLog() {
+        do {
+            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        } catch {
+            logger.warning("write-ahead log not emptied yet: \(Self.describe(error))")
         }
     }
 

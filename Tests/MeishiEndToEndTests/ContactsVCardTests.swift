@@ -113,6 +113,20 @@ import Testing
         #expect(try contacts(mei).contains { $0["name"] as? String == "From Stdin" && $0["source"] as? String == "stdin" })
     }
 
+    /// An import leaves no write-ahead log behind: every later command would read it all again.
+    @Test func importEmptiesTheWriteAheadLog() throws {
+        let mei = try CLI.withCard()
+        let vcf = (0..<400).map { "BEGIN:VCARD\nVERSION:3.0\nFN:Person \($0)\nEMAIL:p\($0)@example.org\nEND:VCARD\n" }.joined()
+        let file = try mei.file("many.vcf", Data(vcf.utf8))
+        let r = try mei("contacts", "import", file)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasSuffix("400 imported, 0 merged, 0 skipped\n"), "\(r.stdout)")
+        let wal = mei.home + "/meishi.sqlite-wal"
+        let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(size == 0, "\(size) bytes left in the log")
+        #expect(try contacts(mei).count == 400)
+    }
+
     @Test func problemsAreLocatedAndTheRestImports() throws {
         let mei = try CLI.withCard()
         let broken = try mei.file("broken.vcf", Data("""

@@ -111,6 +111,15 @@ import MeishiCard
         #expect(one.fields[.email] == ["one@example.org"])
     }
 
+    /// A bulk insert ends with the write-ahead log emptied: the next process would read it all.
+    @Test func bulkInsertEmptiesTheWriteAheadLog() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll((0..<2_000).map { contact("did:key:z6Mk\($0)", name: "N\($0)", email: "n\($0)@example.org") })
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(size == 0, "\(size) bytes left in the log")
+        #expect(try ContactStore(path: path).count() == 2_000)
+    }
+
     @Test func fieldsColumnRoundTripsAndRefusesDamage() {
         let fields: [FieldName: [String]] = [.name: ["山田 太郎"], .email: ["a@example.org", "b@example.org"], try! FieldName("x-team"): ["\"q\""]]
         #expect(FieldsColumn.decode(FieldsColumn.encode(fields)) == fields)
