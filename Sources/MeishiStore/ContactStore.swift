@@ -72,15 +72,37 @@ public final class ContactStore: Sendable {
     let logger: Logger
 
     /// Opens (creating with mode 0600 when missing) and migrates the store at `path`.
-    public init(path: String, logger: Logger = Logger(label: "meishi.store")) throws(StoreError) {
+    public convenience init(path: String, logger: Logger = Logger(label: "meishi.store")) throws(StoreError) {
+        try self.init(path: path, logger: logger, readOnly: false)
+        do {
+            // Checking first keeps an up-to-date store free of write transactions (and fsyncs).
+            if try !isCurrent() { try Self.migrator.migrate(pool) }
+        } catch {
+            throw .unavailable(Self.describe(error))
+        }
+    }
+
+    /// Opens the store at `path` for a command that only reads: a read-only connection, so no
+    /// write-ahead log set-up, no write transaction and no fsync, which an up-to-date store
+    /// does not need. Nil when there is no store yet or it needs migrating: `init(path:)` then.
+    public static func readOnly(path: String, logger: Logger = Logger(label: "meishi.store")) throws(StoreError) -> ContactStore? {
+        guard access(path, F_OK) == 0 else { return nil }
+        let store = try ContactStore(path: path, logger: logger, readOnly: true)
+        do { return try store.isCurrent() ? store : nil } catch { throw .unavailable(Self.describe(error)) }
+    }
+
+    private init(path: String, logger: Logger, readOnly: Bool) throws(StoreError) {
         self.path = path
         self.logger = logger
-        // SQLite gives the -wal and -shm files the main file's mode, so creating it 0600
-        // first keeps all three private.
-        let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
-        close(fd)
+        if !readOnly {
+            // SQLite gives the -wal and -shm files the main file's mode, so creating it 0600
+            // first keeps all three private.
+            let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw .unavailable(String(cString: strerror(errno))) }
+            close(fd)
+        }
         var config = Configuration()
+        config.readonly = readOnly
         config.busyMode = .timeout(10)
         config.label = "meishi"
         let trace = logger.logLevel <= .trace
@@ -95,16 +117,16 @@ public final class ContactStore: Sendable {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
-            // Checking first keeps an up-to-date store free of write transactions (and fsyncs)
-            // when the command only reads.
-            let migrator = Self.migrator
-            if try !pool.writeWithoutTransaction({ db in try migrator.hasCompletedMigrations(db) }) {
-                try migrator.migrate(pool)
-            }
         } catch {
             throw .unavailable(Self.describe(error))
         }
-        logger.debug("opened store", metadata: ["path": "\(path)"])
+        logger.debug("opened store", metadata: ["path": "\(path)", "readOnly": "\(readOnly)"])
+    }
+
+    /// Whether every migration has run.
+    private func isCurrent() throws -> Bool {
+        let migrator = Self.migrator
+        return try pool.writeWithoutTransaction { db in try migrator.hasCompletedMigrations(db) }
     }
 
     static func describe(_ error: any Error) -> String {

@@ -111,6 +111,25 @@ import MeishiCard
         #expect(one.fields[.email] == ["one@example.org"])
     }
 
+    /// A command that only reads opens the store read-only: it writes nothing (no log set-up, no
+    /// migration check in a write transaction), cannot write, and is not used for a store that
+    /// is missing or needs migrating.
+    @Test func readOnlyOpenWritesNothing() throws {
+        #expect(try ContactStore.readOnly(path: path) == nil)
+        _ = try ContactStore(path: path).store(contact("did:key:z6MkA", name: "Alice"))
+        func files() throws -> [Data] { try [path, path + "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: $0)) } }
+        let before = try files()
+        let store = try #require(try ContactStore.readOnly(path: path))
+        #expect(try store.list(ContactQuery(limit: 50)).map(\.name) == ["Alice"])
+        #expect(try store.resolve("Alice").did == "did:key:z6MkA")
+        #expect(throws: StoreError.self) { _ = try store.store(self.contact("did:key:z6MkB", name: "Bob")) }
+        #expect(try files() == before)
+        // A store its migrations have not reached is left to the writable open.
+        let old = dir + "/old.sqlite"
+        try DatabaseQueue(path: old).write { db in try db.execute(sql: "CREATE TABLE contact (id INTEGER PRIMARY KEY)") }
+        #expect(try ContactStore.readOnly(path: old) == nil)
+    }
+
     /// A bulk insert ends with the write-ahead log emptied: the next process would read it all.
     @Test func bulkInsertEmptiesTheWriteAheadLog() throws {
         let store = try ContactStore(path: path)
