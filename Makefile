@@ -18,13 +18,14 @@ build: deps
 
 # The Swift runtime is linked statically: it halves start-up time (see make bench). So are the
 # C libraries whose archives the system has (Package.swift reads .build/static-libs); glibc,
-# libqrencode (no archive in Debian) and libv4l2 stay shared.
+# libqrencode (no archive in Debian) and libv4l2 stay shared. No $ORIGIN run path: nothing is
+# loaded from beside the binary, and the loader looked there first for each library.
 STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++
 release: deps
 	@rm -rf .build/static-libs && mkdir -p .build/static-libs
 	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \
 	  case $$a in /*) ln -s "$$a" .build/static-libs/ ;; *) echo "lib$$l.a not found: linked shared" ;; esac; done
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
 demo: release
 	@scripts/demo.sh $(RELEASE)
