@@ -343,20 +343,37 @@ public final class ContactStore: Sendable {
     }
 
     public func list(_ query: ContactQuery) throws(StoreError) -> [Contact] {
-        try read { db in
-            var request = Contact.all()
-            if let trust = query.trust { request = request.filter(Column("trust") == trust) }
-            if let text = query.search, !text.isEmpty {
-                let pattern = "%" + Self.likeEscaped(text) + "%"
-                request = request.filter(sql: """
-                    (name LIKE ? ESCAPE '\\' OR org LIKE ? ESCAPE '\\' OR did LIKE ? ESCAPE '\\'
-                     OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
-                    """, arguments: [pattern, pattern, pattern, pattern])
-            }
-            request = request.order(sql: "name COLLATE NOCASE, id")
-            if let limit = query.limit { request = request.limit(limit) }
-            return try request.fetchAll(db)
+        let (sql, arguments) = Self.listSQL(query)
+        return try read { db in try Contact.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
+    /// The listing as one SQL statement. Sorted by `contact_on_name`, so with a limit SQLite reads
+    /// only the rows it returns (no sort of the whole table), which the tests check with EXPLAIN
+    /// QUERY PLAN. Written out rather than built with the query interface, whose generation cost
+    /// a `contacts list` 2.4 million instructions (7 %).
+    static func listSQL(_ query: ContactQuery) -> (String, StatementArguments) {
+        var conditions: [String] = []
+        var arguments = StatementArguments()
+        if let trust = query.trust {
+            conditions.append("trust = ?")
+            arguments += [trust.rawValue]
         }
+        if let text = query.search, !text.isEmpty {
+            let pattern = "%" + likeEscaped(text) + "%"
+            conditions.append("""
+                (name LIKE ? ESCAPE '\\' OR org LIKE ? ESCAPE '\\' OR did LIKE ? ESCAPE '\\'
+                 OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
+                """)
+            arguments += [pattern, pattern, pattern, pattern]
+        }
+        var sql = "SELECT * FROM contact"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY name COLLATE NOCASE, id"
+        if let limit = query.limit {
+            sql += " LIMIT ?"
+            arguments += [limit]
+        }
+        return (sql, arguments)
     }
 
     /// The one contact `ref` names: an id, a DID or unique DID prefix, or a unique name match

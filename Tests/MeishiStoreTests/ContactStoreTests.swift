@@ -111,6 +111,26 @@ import MeishiCard
         #expect(one.fields[.email] == ["one@example.org"])
     }
 
+    /// The listing walks the name index and stops at the limit: no sort of the whole table.
+    @Test func listingUsesTheNameIndex() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll((0..<300).map { contact("did:key:z6Mk\($0)", name: "N\($0 % 7) \($0)", email: "n\($0)@example.org") })
+        for query in [ContactQuery(limit: 50), ContactQuery(trust: .signed, limit: 50), ContactQuery(search: "n1", limit: 50)] {
+            let (sql, arguments) = ContactStore.listSQL(query)
+            let text = try store.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String } }
+            #expect(text.contains { $0.contains("USING INDEX contact_on_name") }, "\(text)")
+            #expect(!text.contains { $0.contains("TEMP B-TREE") }, "\(text)")
+        }
+        let listed = try store.list(ContactQuery(limit: 50))
+        let all = try store.list(ContactQuery())
+        #expect(listed.count == 50 && all.count == 300)
+        #expect(listed.map(\.id) == all.prefix(50).map(\.id))
+        #expect(all.map { $0.name!.lowercased() } == all.map { $0.name!.lowercased() }.sorted())
+        let found = try store.list(ContactQuery(trust: .signed, search: "n3 3", limit: 3))
+        #expect(found.map(\.name) == ["N3 3", "N3 31", "N3 38"])
+        #expect(try store.list(ContactQuery(trust: .met, limit: 50)).isEmpty)
+    }
+
     /// A command that only reads opens the store read-only: it writes nothing (no log set-up, no
     /// migration check in a write transaction), cannot write, and is not used for a store that
     /// is missing or needs migrating.
