@@ -127,6 +127,26 @@ import Testing
         #expect(try contacts(mei).count == 400)
     }
 
+    /// Commands that only read write nothing to the store: not even the write transaction and
+    /// fsyncs a writable open does to set up an emptied write-ahead log.
+    @Test func readingCommandsLeaveTheStoreUntouched() throws {
+        let mei = try CLI.withCard()
+        let vcf = (0..<20).map { "BEGIN:VCARD\nVERSION:3.0\nFN:Person \($0)\nEMAIL:p\($0)@example.org\nEND:VCARD\n" }.joined()
+        try #require(try mei("contacts", "import", try mei.file("some.vcf", Data(vcf.utf8))).status == 0)
+        func files() -> [Data?] { ["/meishi.sqlite", "/meishi.sqlite-wal"].map { FileManager.default.contents(atPath: mei.home + $0) } }
+        let before = files()
+        #expect(before[1]?.isEmpty == true)
+        for args in [["contacts", "list"], ["contacts", "list", "--search", "person 1", "--limit", "3"], ["contacts", "show", "Person 7"],
+                     ["contacts", "export", "--format", "vcard"]] {
+            let r = try mei.run(args)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(files() == before, "\(args) wrote to the store")
+        }
+        // A command that writes still can.
+        #expect(try mei("contacts", "delete", "Person 7", "--yes").status == 0)
+        #expect(files() != before)
+    }
+
     @Test func problemsAreLocatedAndTheRestImports() throws {
         let mei = try CLI.withCard()
         let broken = try mei.file("broken.vcf", Data("""
