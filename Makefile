@@ -25,6 +25,8 @@ release: deps
 	@rm -rf .build/static-libs && mkdir -p .build/static-libs
 	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \
 	  case $$a in /*) ln -s "$$a" .build/static-libs/ ;; *) echo "lib$$l.a not found: linked shared" ;; esac; done
+	@# A binary a plain `swift build -c release` linked before the archives were there is linked again.
+	@if [ -e .build/static-libs/libsqlite3.a ] && readelf -d $(RELEASE) 2>/dev/null | grep -q 'NEEDED.*libsqlite3'; then rm -f $(RELEASE); fi
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
 demo: release
