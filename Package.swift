@@ -42,14 +42,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
-        // MARK: C libraries (Debian's -dev packages; headers in the default include path)
-        // No pkgConfig: its -L/usr/lib/... would come first in every link and hide the static
-        // archives the release build links (see the meishi target's linker settings).
-        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(name: "CQREncode", providers: [.apt(["libqrencode-dev"])]),
-        .systemLibrary(name: "CZBar", providers: [.apt(["libzbar-dev"])]),
-        .systemLibrary(name: "CPNG", providers: [.apt(["libpng-dev"])]),
-        .systemLibrary(name: "CJPEG", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // MARK: C libraries (pkg-config names as in Debian's -dev packages)
+        // `make release` points PKG_CONFIG_PATH at copies of these .pc files without their
+        // -L/usr/lib/…, which would otherwise come first in the link and hide the static archives
+        // the release build links (see the meishi target's linker settings).
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
 
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
         // A C target does not autolink its system library's module map: it names libjpeg itself.
