@@ -16,9 +16,23 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# The Swift runtime is linked statically: it halves start-up time (see make bench).
+# The Swift runtime is linked statically: it halves start-up time (see make bench). So are the
+# C libraries whose archives the system has (Package.swift reads .build/static-libs); glibc,
+# libqrencode (no archive in Debian) and libv4l2 stay shared. No $ORIGIN run path: nothing is
+# loaded from beside the binary, and the loader looked there first for each library.
+STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++
+PC_MODULES  := libsodium libqrencode zbar libpng libjpeg
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	@rm -rf .build/static-libs && mkdir -p .build/static-libs
+	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \
+	  case $$a in /*) ln -s "$$a" .build/static-libs/ ;; *) echo "lib$$l.a not found: linked shared" ;; esac; done
+	@# The system-library targets' .pc files without -L: the system's -L/usr/lib/… would be searched
+	@# before .build/static-libs and pick the shared libraries.
+	@mkdir -p .build/static-libs/pkgconfig
+	@for p in $(PC_MODULES); do { echo "Name: $$p"; echo "Description: $$p for the release link (Makefile)"; 	  echo "Version: $$(pkg-config --modversion $$p)"; echo "Cflags: $$(pkg-config --cflags $$p)"; 	  echo "Libs: $$(pkg-config --libs-only-l $$p)"; } > .build/static-libs/pkgconfig/$$p.pc; done
+	@# A binary a plain `swift build -c release` linked before the archives were there is linked again.
+	@if [ -e .build/static-libs/libsqlite3.a ] && readelf -d $(RELEASE) 2>/dev/null | grep -q 'NEEDED.*libsqlite3'; then rm -f $(RELEASE); fi
+	PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
 demo: release
 	@scripts/demo.sh $(RELEASE)

@@ -62,12 +62,22 @@ if perf stat -e page-faults true >/dev/null 2>&1; then
 fi
 echo "dynamic loader: $(LD_DEBUG=statistics "$meishi" --version 2>&1 >/dev/null | grep -E 'relative relocations' | head -1 | sed 's/^[^:]*:[[:space:]]*//')," \
   "$(LD_DEBUG=statistics "$meishi" --version 2>&1 >/dev/null | grep -E 'number of relocations:' | head -1 | sed 's/^[^:]*:[[:space:]]*//')"
+echo "shared objects loaded: meishi $(LD_DEBUG=files "$meishi" --version 2>&1 >/dev/null | grep -c 'calling init:'), qrencode $(LD_DEBUG=files qrencode -t ANSIUTF8 "$stext" 2>&1 >/dev/null | grep -c 'calling init:')"
+# Instructions do not depend on how busy the machine is. valgrind cannot read the toolchain's
+# debug information, so it runs a copy without it.
+if command -v valgrind >/dev/null; then
+  strip --strip-debug -o "$out/meishi-nodebug" "$meishi"
+  instructions() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | awk '/refs:/ {gsub(",", "", $NF); printf "%.1fM", $NF / 1e6}'; }
+  echo "instructions (callgrind): qrencode $(instructions qrencode -t ANSIUTF8 "$stext"), meishi --version $(instructions "$out/meishi-nodebug" --version)," \
+    "meishi card qr $(instructions "$out/meishi-nodebug" --home "$shome" card qr --format terminal)"
+fi
 echo "binary: $(du -b "$meishi" | cut -f1) bytes;$(size -A "$meishi" | awk '$1 ~ /^\.(text|rodata|eh_frame|data\.rel\.ro|rela\.dyn|relr\.dyn|debug_info)$/ {printf " %s %.2f MB", $1, $2 / 1048576}')"
 if [ "$only" = startup ]; then
   mkdir -p "$out/home"
   "$bench" store "$out/home" "$count" "$out/rows.sql" >/dev/null
   "$meishi" --home "$out/home" init >/dev/null   # commands refuse a home without an identity
   echo "contacts list --limit 50 of $count contacts  median $(median_ms 15 "$meishi" --home "$out/home" contacts list --limit 50) ms   (target: < 10 ms)"
+  command -v valgrind >/dev/null && echo "contacts list instructions (callgrind): $(instructions "$out/meishi-nodebug" --home "$out/home" contacts list --limit 50)"
   exit 0
 fi
 echo

@@ -17,9 +17,17 @@ public struct ContactsService: Sendable {
     /// Opens the store, creating the home and the database when missing, and deletes expired
     /// messages (a cheap read when none are due; a failed purge is logged, not fatal) unless
     /// `purging` is false (`inbox --purge`, which purges itself and counts).
-    public func open(purging: Bool = true) throws(MeishiError) -> ContactStore {
-        try home.ensureExists()
+    ///
+    /// `readOnly` is for a command that only reads: an existing, up-to-date store with nothing to
+    /// purge is then opened read-only (`ContactStore.readOnly`), which writes nothing; any other
+    /// store is opened as for writing, so it is still created, migrated and purged.
+    public func open(purging: Bool = true, readOnly: Bool = false) throws(MeishiError) -> ContactStore {
         let logger = Logger(label: "meishi.store")
+        if readOnly, let store = try? ContactStore.readOnly(path: home.databasePath, logger: logger),
+           !purging || (try? store.hasExpiredMessages(now: clock())) == false {
+            return store
+        }
+        try home.ensureExists()
         let store: ContactStore
         do { store = try ContactStore(path: home.databasePath, logger: logger) } catch { throw .store(error) }
         guard purging else { return store }
@@ -34,7 +42,7 @@ public struct ContactsService: Sendable {
 
     /// The one contact `ref` names (see `ContactStore.resolve`).
     public func resolve(_ ref: String) throws(MeishiError) -> Contact {
-        let store = try open()
+        let store = try open(readOnly: true)
         do { return try store.resolve(ref) } catch { throw .store(error) }
     }
 

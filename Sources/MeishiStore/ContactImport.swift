@@ -65,8 +65,9 @@ extension ContactStore {
     /// flagged when its name, email or phone is a verified contact's.
     public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: String, seen: Int64,
                                dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
+        let outcomes: [ImportOutcome]
         do {
-            return try pool.writeWithoutTransaction { db in
+            outcomes = try pool.writeWithoutTransaction { db in
                 var outcomes: [ImportOutcome] = []
                 try db.inTransaction(.immediate) {
                     for c in cards { outcomes.append(try Self.importOne(c, merge: merge, source: source, seen: seen, in: db)) }
@@ -75,6 +76,8 @@ extension ContactStore {
                 return outcomes
             }
         } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
+        if !dryRun { emptyLog() }
+        return outcomes
     }
 
     static func importOne(_ card: UnsignedCard, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {

@@ -17,7 +17,7 @@ enum ContactCompletion {
         let env = ProcessInfo.processInfo.environment
         guard let home = try? Home.resolve(flag: flag, environment: env, workingDirectory: FileManager.default.currentDirectoryPath),
               IdentityStore(home: home).exists, SecureFile.exists(home.databasePath),
-              let store = try? ContactsService(home: home).open(),
+              let store = try? ContactsService(home: home).open(readOnly: true),
               let all = try? store.list(ContactQuery()) else { return [] }
         let names = all.compactMap(\.name).filter { $0.hasPrefix(prefix) }
         let ids = all.compactMap(\.id).map(String.init).filter { $0.hasPrefix(prefix) }

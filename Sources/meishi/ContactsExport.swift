@@ -44,7 +44,7 @@ struct ContactsExport: SynchronousCommand {
     }
 
     func run(_ ctx: Context) throws {
-        let store = try global.session(ctx).contacts.open()
+        let store = try global.session(ctx).contacts.open(readOnly: true)
         var contacts: [Contact] = []
         do {
             if refs.isEmpty {

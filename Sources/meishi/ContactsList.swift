@@ -31,7 +31,7 @@ struct ContactsList: SynchronousCommand {
     }
 
     func run(_ ctx: Context) throws {
-        let store = try global.session(ctx).contacts.open()
+        let store = try global.session(ctx).contacts.open(readOnly: true)
         let found: [Contact]
         do { found = try store.list(ContactQuery(trust: trust, search: search, limit: limit)) } catch { throw MeishiError.store(error) }
         if json {

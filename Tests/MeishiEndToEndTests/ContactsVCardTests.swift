@@ -113,6 +113,40 @@ import Testing
         #expect(try contacts(mei).contains { $0["name"] as? String == "From Stdin" && $0["source"] as? String == "stdin" })
     }
 
+    /// An import leaves no write-ahead log behind: every later command would read it all again.
+    @Test func importEmptiesTheWriteAheadLog() throws {
+        let mei = try CLI.withCard()
+        let vcf = (0..<400).map { "BEGIN:VCARD\nVERSION:3.0\nFN:Person \($0)\nEMAIL:p\($0)@example.org\nEND:VCARD\n" }.joined()
+        let file = try mei.file("many.vcf", Data(vcf.utf8))
+        let r = try mei("contacts", "import", file)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasSuffix("400 imported, 0 merged, 0 skipped\n"), "\(r.stdout)")
+        let wal = mei.home + "/meishi.sqlite-wal"
+        let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
+        #expect(size == 0, "\(size) bytes left in the log")
+        #expect(try contacts(mei).count == 400)
+    }
+
+    /// Commands that only read write nothing to the store: not even the write transaction and
+    /// fsyncs a writable open does to set up an emptied write-ahead log.
+    @Test func readingCommandsLeaveTheStoreUntouched() throws {
+        let mei = try CLI.withCard()
+        let vcf = (0..<20).map { "BEGIN:VCARD\nVERSION:3.0\nFN:Person \($0)\nEMAIL:p\($0)@example.org\nEND:VCARD\n" }.joined()
+        try #require(try mei("contacts", "import", try mei.file("some.vcf", Data(vcf.utf8))).status == 0)
+        func files() -> [Data?] { ["/meishi.sqlite", "/meishi.sqlite-wal"].map { FileManager.default.contents(atPath: mei.home + $0) } }
+        let before = files()
+        #expect(before[1]?.isEmpty == true)
+        for args in [["contacts", "list"], ["contacts", "list", "--search", "person 1", "--limit", "3"], ["contacts", "show", "Person 7"],
+                     ["contacts", "export", "--format", "vcard"]] {
+            let r = try mei.run(args)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(files() == before, "\(args) wrote to the store")
+        }
+        // A command that writes still can.
+        #expect(try mei("contacts", "delete", "Person 7", "--yes").status == 0)
+        #expect(files() != before)
+    }
+
     @Test func problemsAreLocatedAndTheRestImports() throws {
         let mei = try CLI.withCard()
         let broken = try mei.file("broken.vcf", Data("""

@@ -111,6 +111,54 @@ import MeishiCard
         #expect(one.fields[.email] == ["one@example.org"])
     }
 
+    /// The listing walks the name index and stops at the limit: no sort of the whole table.
+    @Test func listingUsesTheNameIndex() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll((0..<300).map { contact("did:key:z6Mk\($0)", name: "N\($0 % 7) \($0)", email: "n\($0)@example.org") })
+        for query in [ContactQuery(limit: 50), ContactQuery(trust: .signed, limit: 50), ContactQuery(search: "n1", limit: 50)] {
+            let (sql, arguments) = ContactStore.listSQL(query)
+            let text = try store.read { db in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String } }
+            #expect(text.contains { $0.contains("USING INDEX contact_on_name") }, "\(text)")
+            #expect(!text.contains { $0.contains("TEMP B-TREE") }, "\(text)")
+        }
+        let listed = try store.list(ContactQuery(limit: 50))
+        let all = try store.list(ContactQuery())
+        #expect(listed.count == 50 && all.count == 300)
+        #expect(listed.map(\.id) == all.prefix(50).map(\.id))
+        #expect(all.map { $0.name!.lowercased() } == all.map { $0.name!.lowercased() }.sorted())
+        let found = try store.list(ContactQuery(trust: .signed, search: "n3 3", limit: 3))
+        #expect(found.map(\.name) == ["N3 3", "N3 31", "N3 38"])
+        #expect(try store.list(ContactQuery(trust: .met, limit: 50)).isEmpty)
+    }
+
+    /// A command that only reads opens the store read-only: it writes nothing (no log set-up, no
+    /// migration check in a write transaction), cannot write, and is not used for a store that
+    /// is missing or needs migrating.
+    @Test func readOnlyOpenWritesNothing() throws {
+        #expect(try ContactStore.readOnly(path: path) == nil)
+        _ = try ContactStore(path: path).store(contact("did:key:z6MkA", name: "Alice"))
+        func files() throws -> [Data] { try [path, path + "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: $0)) } }
+        let before = try files()
+        let store = try #require(try ContactStore.readOnly(path: path))
+        #expect(try store.list(ContactQuery(limit: 50)).map(\.name) == ["Alice"])
+        #expect(try store.resolve("Alice").did == "did:key:z6MkA")
+        #expect(throws: StoreError.self) { _ = try store.store(self.contact("did:key:z6MkB", name: "Bob")) }
+        #expect(try files() == before)
+        // A store its migrations have not reached is left to the writable open.
+        let old = dir + "/old.sqlite"
+        try DatabaseQueue(path: old).write { db in try db.execute(sql: "CREATE TABLE contact (id INTEGER PRIMARY KEY)") }
+        #expect(try ContactStore.readOnly(path: old) == nil)
+    }
+
+    /// A bulk insert ends with the write-ahead log emptied: the next process would read it all.
+    @Test func bulkInsertEmptiesTheWriteAheadLog() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll((0..<2_000).map { contact("did:key:z6Mk\($0)", name: "N\($0)", email: "n\($0)@example.org") })
+        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(size == 0, "\(size) bytes left in the log")
+        #expect(try ContactStore(path: path).count() == 2_000)
+    }
+
     @Test func fieldsColumnRoundTripsAndRefusesDamage() {
         let fields: [FieldName: [String]] = [.name: ["山田 太郎"], .email: ["a@example.org", "b@example.org"], try! FieldName("x-team"): ["\"q\""]]
         #expect(FieldsColumn.decode(FieldsColumn.encode(fields)) == fields)
