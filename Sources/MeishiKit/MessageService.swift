@@ -154,7 +154,13 @@ public struct MessageService: Sendable {
         let store = try contacts.open()
         let known: [Contact]
         do { known = try store.contactsWithMessageKeys() } catch { throw .store(error) }
-        let table = PairTagTable(mine: identity.boxKey, contacts: known.map { ($0.did, $0.pubKey!) })
+        // Contacts added while it runs (a card swapped meanwhile) are picked up on their first probe.
+        let seenUpTo = HighestID(known.compactMap(\.id).max() ?? 0)
+        let table = PairTagTable(mine: identity.boxKey, contacts: known.map { ($0.did, $0.pubKey!) }, newcomers: {
+            guard let fresh = try? store.contactsWithMessageKeys(after: seenUpTo.value) else { return [] }
+            seenUpTo.raise(to: fresh.compactMap(\.id).max() ?? 0)
+            return fresh.map { ($0.did, $0.pubKey!) }
+        })
         let listener: MessageTransport.Listener
         do { listener = try await MessageTransport.bind(host: nil, port: port) } catch { throw .delivery(error) }
         let clock = self.clock
@@ -179,6 +185,14 @@ public struct MessageService: Sendable {
         await responder?.stop()
         let (stored, duplicates, refused) = counts.values
         return ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)
+    }
+
+    final class HighestID: @unchecked Sendable {
+        private let lock = NSLock()
+        private var id: Int64
+        init(_ id: Int64) { self.id = id }
+        var value: Int64 { lock.withLock { id } }
+        func raise(to n: Int64) { lock.withLock { id = max(id, n) } }
     }
 
     final class Counts: @unchecked Sendable {

@@ -107,24 +107,56 @@ public final class PairTagTable: Sendable {
         public let owner: String
     }
 
-    private let pairs: [(keys: PairKeys, owner: String)]
+    private let mine: X25519.SecretKey
+    private let pairs: NIOLockedValueBox<[(keys: PairKeys, owner: String)]>
     private let state = NIOLockedValueBox<(window: Int64, tags: [[UInt8]: Entry])>((Int64.min, [:]))
+    /// Contacts added since the table was made (`listen` keeps running while people swap cards).
+    private let newcomers: (@Sendable () -> [(did: String, key: X25519.PublicKey)])?
+    /// Monotonic seconds of the last look for newcomers: at most one a second, whatever a
+    /// stranger's unknown tags ask.
+    private let lastLook = NIOLockedValueBox<Double>(-.infinity)
 
     /// The table for messages from each of `contacts` (DID, X25519 key) to the holder of `mine`.
-    /// Keys that give no shared secret (low-order points) are left out.
-    public init(mine: X25519.SecretKey, contacts: [(did: String, key: X25519.PublicKey)]) {
-        pairs = contacts.compactMap { c in (try? PairKeys(mine: mine, theirs: c.key, sending: false)).map { ($0, c.did) } }
+    /// Keys that give no shared secret (low-order points) are left out. On a tag it does not
+    /// know, `newcomers` (if given) is asked for contacts added since, at most once a second.
+    public init(mine: X25519.SecretKey, contacts: [(did: String, key: X25519.PublicKey)],
+                newcomers: (@Sendable () -> [(did: String, key: X25519.PublicKey)])? = nil) {
+        self.mine = mine
+        self.newcomers = newcomers
+        pairs = NIOLockedValueBox(Self.pairs(mine, contacts))
     }
 
-    public var count: Int { pairs.count }
+    private static func pairs(_ mine: X25519.SecretKey, _ contacts: [(did: String, key: X25519.PublicKey)]) -> [(keys: PairKeys, owner: String)] {
+        contacts.compactMap { c in (try? PairKeys(mine: mine, theirs: c.key, sending: false)).map { ($0, c.did) } }
+    }
+
+    public var count: Int { pairs.withLockedValue { $0.count } }
 
     /// The pair a tag names at `unixTime`, or nil.
     public func lookup(_ tag: [UInt8], at unixTime: Int64) -> Entry? {
+        if let found = known(tag, at: unixTime) { return found }
+        guard let newcomers else { return nil }
+        let now = ExchangeTransport.now()
+        let due = lastLook.withLockedValue { last in
+            guard now - last >= 1 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return nil }
+        let fresh = Self.pairs(mine, newcomers())
+        guard !fresh.isEmpty else { return nil }
+        pairs.withLockedValue { $0 += fresh }
+        state.withLockedValue { $0 = (Int64.min, [:]) }
+        return known(tag, at: unixTime)
+    }
+
+    private func known(_ tag: [UInt8], at unixTime: Int64) -> Entry? {
         let window = PairKeys.window(at: unixTime)
+        let current = pairs.withLockedValue { $0 }
         return state.withLockedValue { s in
             if s.window != window {
                 var tags: [[UInt8]: Entry] = [:]
-                for p in pairs {
+                for p in current {
                     for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
                 }
                 s = (window, tags)

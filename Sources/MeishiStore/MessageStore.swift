@@ -155,7 +155,7 @@ extension ContactStore {
     }
 
     /// Every contact whose card carries an X25519 key: who may send us messages (a listener's tag table).
-    public func contactsWithMessageKeys() throws(StoreError) -> [Contact] {
-        try read { db in try Contact.filter(sql: "pubKey IS NOT NULL").order(sql: "id").fetchAll(db) }
+    public func contactsWithMessageKeys(after id: Int64 = 0) throws(StoreError) -> [Contact] {
+        try read { db in try Contact.filter(sql: "pubKey IS NOT NULL AND id > ?", arguments: [id]).order(sql: "id").fetchAll(db) }
     }
 }

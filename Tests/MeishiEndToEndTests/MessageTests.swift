@@ -282,7 +282,8 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         mei.stdin = Array(kenCard.out.utf8)
         #expect(await ken("contacts", "add", "-").status == 0)
         #expect(await mei("contacts", "add", "-").status == 0)
-        let listening = Task { await ken("listen", "--port", "0", "--for", "120") }
+        let listener = ken
+        let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
         var port = ""
         for _ in 0..<3000 {
             if let r = ken.recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) {
@@ -350,6 +351,36 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(await mei("contacts", "import", "-").status == 0)
         let unsigned = await mei("send", "Bob", "hi", "--peer", "127.0.0.1:1")
         #expect(unsigned.status == 65 && unsigned.err.contains("unsigned contact") && unsigned.err.contains("meishi exchange"), "\(unsigned.err)")
+    }
+
+    /// A contact added while `listen` runs (a card swapped meanwhile) reaches it without a restart.
+    @Test func aContactAddedWhileListeningIsHeard() async throws {
+        var mei = InProcess()
+        let ken = InProcess()
+        for (p, name) in [(mei, "Mei"), (ken, "Ken")] {
+            #expect(await p("init").status == 0)
+            #expect(await p("card", "set", "name", name).status == 0)
+        }
+        mei.stdin = Array(await ken("card", "export").out.utf8)
+        #expect(await mei("contacts", "add", "-").status == 0)
+        let listener = ken
+        let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
+        var port = ""
+        for _ in 0..<3000 {
+            if let r = ken.recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) {
+                port = String(ken.recorder.stderr[r].dropFirst(5))
+                break
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(ken.recorder.stderr.contains("from 0 contacts"))
+        var adding = ken
+        adding.stdin = Array(await mei("card", "export").out.utf8)
+        #expect(await adding("contacts", "add", "-").status == 0)
+        let sent = await mei("send", "Ken", "met you just now", "--peer", "127.0.0.1:\(port)", "--timeout", "20s")
+        #expect(sent.status == 0, "\(sent.err)")
+        listening.cancel()
+        #expect(await listening.value.err.contains("1 stored"))
     }
 
     /// With a passphrase on the key, a contact that does not exist (or cannot be sent to) is
