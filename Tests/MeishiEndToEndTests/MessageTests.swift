@@ -284,14 +284,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(await mei("contacts", "add", "-").status == 0)
         let listener = ken
         let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
-        var port = ""
-        for _ in 0..<3000 {
-            if let r = ken.recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) {
-                port = String(ken.recorder.stderr[r].dropFirst(5))
-                break
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let port = try await Self.listeningPort(ken.recorder)
         #expect(!port.isEmpty)
         mei.stdin = Array("from stdin\u{1b}[31m red\n".utf8)
         let sent = await mei("send", "Ken", "-", "--peer", "127.0.0.1:\(port)", "--once")
@@ -353,6 +346,15 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(unsigned.status == 65 && unsigned.err.contains("unsigned contact") && unsigned.err.contains("meishi exchange"), "\(unsigned.err)")
     }
 
+    /// The port an in-process `listen` reports on standard error (waits up to 30 s for it).
+    static func listeningPort(_ recorder: Recorder) async throws -> String {
+        for _ in 0..<3000 {
+            if let r = recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) { return String(recorder.stderr[r].dropFirst(5)) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return ""
+    }
+
     /// A contact added while `listen` runs (a card swapped meanwhile) reaches it without a restart.
     @Test func aContactAddedWhileListeningIsHeard() async throws {
         var mei = InProcess()
@@ -365,14 +367,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(await mei("contacts", "add", "-").status == 0)
         let listener = ken
         let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
-        var port = ""
-        for _ in 0..<3000 {
-            if let r = ken.recorder.stderr.range(of: #"port [0-9]+"#, options: .regularExpression) {
-                port = String(ken.recorder.stderr[r].dropFirst(5))
-                break
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        let port = try await Self.listeningPort(ken.recorder)
         #expect(ken.recorder.stderr.contains("from 0 contacts"))
         var adding = ken
         adding.stdin = Array(await mei("card", "export").out.utf8)
