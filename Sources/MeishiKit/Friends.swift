@@ -12,7 +12,7 @@ extension ContactsService {
     }
 
     /// Every contact with how many friends it shares with me (nil: never compared) and the mode used.
-    public func commonFriendCounts() throws(MeishiError) -> [(contact: Contact, shared: Int?, mode: String?)] {
+    public func commonFriendCounts() throws(MeishiError) -> [ContactStore.FriendCount] {
         let store = try open()
         do { return try store.commonFriendCounts() } catch { throw .store(error) }
     }

@@ -106,17 +106,31 @@ extension ContactStore {
         }
     }
 
+    /// One contact's line in `meishi friends`.
+    public struct FriendCount: Sendable {
+        public let contact: Contact
+        /// How many of my contacts it shares; nil when never compared.
+        public let shared: Int?
+        public let mode: String?
+        /// Matched then, deleted from my contacts since.
+        public let deletedSince: Int
+        /// Seen again (a later exchange or scan) after the comparison: the count may be out of date.
+        public let seenSince: Bool
+    }
+
     /// Every contact with the number of friends it shares with me; nil for a contact never compared.
-    public func commonFriendCounts() throws(StoreError) -> [(contact: Contact, shared: Int?, mode: String?)] {
+    public func commonFriendCounts() throws(StoreError) -> [FriendCount] {
         try read { db in
             let counts = try Row.fetchAll(db, sql: """
-                SELECT f.contactId, f.mode, (SELECT COUNT(*) FROM common_friend c WHERE c.contactId = f.contactId) AS n
+                SELECT f.contactId, f.mode, f.at, f.found, (SELECT COUNT(*) FROM common_friend c WHERE c.contactId = f.contactId) AS n
                 FROM friend_comparison f
                 """)
-            var byID: [Int64: (Int, String)] = [:]
-            for r in counts { byID[r["contactId"]] = (r["n"], r["mode"]) }
+            var byID: [Int64: Row] = [:]
+            for r in counts { byID[r["contactId"]] = r }
             return try Contact.all().order(sql: "name COLLATE NOCASE, id").fetchAll(db).map { c in
-                (c, byID[c.id!]?.0, byID[c.id!]?.1)
+                guard let r = byID[c.id!] else { return FriendCount(contact: c, shared: nil, mode: nil, deletedSince: 0, seenSince: false) }
+                let n: Int = r["n"], found: Int? = r["found"], at: Int64 = r["at"]
+                return FriendCount(contact: c, shared: n, mode: r["mode"], deletedSince: max(0, (found ?? n) - n), seenSince: c.lastSeen > at)
             }
         }
     }

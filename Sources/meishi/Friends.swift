@@ -40,14 +40,18 @@ struct FriendsList: SynchronousCommand {
             ctx.out.json(.array(rows.map { r in
                 .object(["id": .number(Double(r.contact.id ?? 0)), "name": r.contact.name.map(JSONValue.string) ?? .null,
                          "did": .string(r.contact.did), "compared": .bool(r.shared != nil),
-                         "commonFriends": r.shared.map { .number(Double($0)) } ?? .null, "mode": r.mode.map(JSONValue.string) ?? .null])
+                         "commonFriends": r.shared.map { .number(Double($0)) } ?? .null, "mode": r.mode.map(JSONValue.string) ?? .null,
+                         "deletedSince": .number(Double(r.deletedSince)), "seenSinceComparison": .bool(r.seenSince)])
             }))
             return
         }
         guard !rows.isEmpty else { return ctx.out.note("no contacts yet") }
         var table = rows.map { r in
             ["#\(r.contact.id ?? 0)" + (ContactsList.isNewcomer(r.contact) ? "!" : ""), CardRendering.name(r.contact.name),
-             r.shared.map { "\($0) common friend\($0 == 1 ? "" : "s") (\(r.mode ?? "?"))" } ?? FriendsWording.neverComparedShort]
+             r.shared.map { n in
+                 "\(n) common friend\(n == 1 ? "" : "s") (\(r.mode ?? "?")"
+                     + (r.deletedSince > 0 ? "; \(r.deletedSince) deleted since" : "") + (r.seenSince ? "; may be out of date" : "") + ")"
+             } ?? FriendsWording.neverComparedShort]
         }
         // On a narrow terminal the names give way, then the never-compared wording is the short one.
         if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width {
