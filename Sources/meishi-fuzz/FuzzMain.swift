@@ -38,7 +38,7 @@ struct FuzzReplay {
         if args.first == "seed-envelopes", args.count == 2 {
             // Valid envelopes from the fixed keys the envelope target opens with (scripts/fuzz.sh seed).
             for (name, bytes) in FuzzTarget.envelopeSeeds() {
-                FileManager.default.createFile(atPath: args[1] + "/" + name, contents: Data(bytes))
+                _ = FileManager.default.createFile(atPath: args[1] + "/" + name, contents: Data(bytes))
             }
             return
         }

@@ -4,7 +4,6 @@ import MeishiKit
 /// What `scan` does with the Solidarity app's codes (docs/PROTOCOL.md section 6).
 extension Scan {
     func handleSolidarity(_ verified: VerifiedSolidarityCard, session: HomeSession, into obj: inout [String: JSONValue]) throws {
-        let card = verified.card
         obj["verdict"] = .string("valid")
         obj["solidarity"] = CardRendering.solidarityJSON(verified)
         let out = session.ctx.out
