@@ -196,7 +196,7 @@ enum FinderLocator {
                     let la = dist(tl, tr), lc = dist(tl, bl)
                     guard max(la, lc) / min(la, lc) < 2.5 else { continue }
                     let cosine = abs(ax * cxv + ay * cyv) / (la * lc)
-                    guard cosine < 0.6 else { continue }
+                    guard cosine < 0.8 else { continue }
                     // The legs in modules agree even where perspective makes them differ in pixels.
                     let top = la / ((tl.module + tr.module) / 2), left = lc / ((tl.module + bl.module) / 2)
                     guard top >= 10, left >= 10, max(top, left) / min(top, left) < 1.6 else { continue }
@@ -322,7 +322,7 @@ enum FinderLocator {
             for d in [t.dimension, t.dimension - 4, t.dimension + 4] where (21...177).contains(d) {
                 if let h = Homography(fitting: modules(d), to: pixels) { fits.append((d, h, h.residual(modules(d), pixels))) }
             }
-            for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(2) {
+            for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(3) {
                 let s = Double(d)
                 if d > 21 {
                     let (ex, ey) = h.apply(s - 6.5, s - 6.5)
@@ -385,6 +385,67 @@ enum FinderLocator {
         }
         let scale = Homography(m: [1 / s, 0, -4, 0, 1 / s, -4, 0, 0, 1])
         return Rectified(image: GrayImage(width: side, height: side, pixels: out), toSource: toSource.after(scale), dimension: dimension)
+    }
+
+    /// The code redrawn from its module centres: each module dark where the binarised image is
+    /// dark at its centre through `toSource`, and the finder, separator, timing and alignment
+    /// patterns drawn where the standard puts them. For codes zbar does not sample well when
+    /// merely straightened: modules of a pixel or two, bold or dotted modules, blur. Same
+    /// geometry as `rectify`; zbar's Reed-Solomon check still decides what is read.
+    static func grid(_ bin: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
+        var dark = [Bool](repeating: false, count: d * d)
+        for my in 0..<d {
+            for mx in 0..<d {
+                let (x, y) = toSource.apply(Double(mx) + 0.5, Double(my) + 0.5)
+                let xi = Int(x.rounded(.down)), yi = Int(y.rounded(.down))
+                if xi >= 0, yi >= 0, xi < bin.width, yi < bin.height { dark[my * d + mx] = bin.pixels[yi * bin.width + xi] < 128 }
+            }
+        }
+        func set(_ x: Int, _ y: Int, _ v: Bool) { if x >= 0, y >= 0, x < d, y < d { dark[y * d + x] = v } }
+        // Finders with their light separators.
+        for (ox, oy) in [(0, 0), (d - 7, 0), (0, d - 7)] {
+            for y in -1...7 {
+                for x in -1...7 {
+                    let ring = max(abs(x - 3), abs(y - 3))
+                    set(ox + x, oy + y, ring != 2 && ring != 4)
+                }
+            }
+        }
+        for k in 8..<(d - 8) {
+            set(k, 6, k % 2 == 0)
+            set(6, k, k % 2 == 0)
+        }
+        let centres = alignmentCentres(dimension: d)
+        for cy in centres {
+            for cx in centres where !(cx == 6 && cy == 6) && !(cx == 6 && cy == d - 7) && !(cx == d - 7 && cy == 6) {
+                for y in -2...2 { for x in -2...2 { set(cx + x, cy + y, max(abs(x), abs(y)) != 1) } }
+            }
+        }
+        let s = Int(modulePixels)
+        let side = (d + 8) * s
+        var out = [UInt8](repeating: 255, count: side * side)
+        for my in 0..<d {
+            for mx in 0..<d where dark[my * d + mx] {
+                for v in 0..<s {
+                    let row = ((my + 4) * s + v) * side + (mx + 4) * s
+                    for u in 0..<s { out[row + u] = 0 }
+                }
+            }
+        }
+        let scale = Homography(m: [1 / modulePixels, 0, -4, 0, 1 / modulePixels, -4, 0, 0, 1])
+        return Rectified(image: GrayImage(width: side, height: side, pixels: out), toSource: toSource.after(scale), dimension: d)
+    }
+
+    /// Row and column indices of the alignment pattern centres of a code `dimension` modules wide
+    /// (ISO/IEC 18004 annex E), empty for version 1.
+    static func alignmentCentres(dimension d: Int) -> [Int] {
+        let version = (d - 17) / 4
+        guard version >= 2 else { return [] }
+        let count = version / 7 + 2
+        let step = version == 32 ? 26 : (version * 4 + count * 2 + 1) / (count * 2 - 2) * 2
+        var out = [6]
+        for i in 0..<(count - 1) { out.insert(d - 7 - i * step, at: 1) }
+        return out
     }
 
     /// Bilinear sample; white outside the image.

@@ -33,37 +33,25 @@ public enum ImageDecoder {
     }
 
     static func decodeJPEG(_ bytes: [UInt8], maximumPixels: Int) throws(QRError) -> GrayImage {
-        var denominator: UInt32 = 1
-        var attempt = 0
-        while true {
-            var pixels: UnsafeMutablePointer<UInt8>?
-            var w: UInt32 = 0, h: UInt32 = 0, fw: UInt32 = 0, fh: UInt32 = 0
-            var message = [CChar](repeating: 0, count: 200)
-            let status = bytes.withUnsafeBufferPointer { b in
-                meishi_jpeg_decode_gray(b.baseAddress, b.count, UInt(maximumPixels), denominator, &pixels, &w, &h, &fw, &fh,
-                                        &message, message.count)
-            }
-            switch status {
-            case 0:
-                defer { meishi_jpeg_free(pixels) }
-                // A first pass learns the size; large photos are decoded again at 1/2, 1/4, 1/8.
-                let longest = Int(max(fw, fh))
-                if attempt == 0, longest / 2 >= preferredJPEGSide {
-                    while longest / (Int(denominator) * 2) >= preferredJPEGSide, denominator < 8 { denominator *= 2 }
-                    if denominator > 1 {
-                        attempt += 1
-                        continue
-                    }
-                }
-                return GrayImage(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w * h))))
-            case 2:
-                throw .tooManyPixels(width: Int(fw), height: Int(fh), limit: maximumPixels)
-            case 3:
-                throw .encoderFailed("out of memory decoding JPEG")
-            default:
-                let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                throw .corruptImage(text.isEmpty ? "invalid JPEG" : text)
-            }
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var w: UInt32 = 0, h: UInt32 = 0, fw: UInt32 = 0, fh: UInt32 = 0
+        var message = [CChar](repeating: 0, count: 200)
+        // The scale is chosen from the header: a large photo is decoded once, already shrunk.
+        let status = bytes.withUnsafeBufferPointer { b in
+            meishi_jpeg_decode_gray(b.baseAddress, b.count, UInt(maximumPixels), UInt32(preferredJPEGSide), &pixels, &w, &h, &fw, &fh,
+                                    &message, message.count)
+        }
+        switch status {
+        case 0:
+            defer { meishi_jpeg_free(pixels) }
+            return GrayImage(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w * h))))
+        case 2:
+            throw .tooManyPixels(width: Int(fw), height: Int(fh), limit: maximumPixels)
+        case 3:
+            throw .encoderFailed("out of memory decoding JPEG")
+        default:
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw .corruptImage(text.isEmpty ? "invalid JPEG" : text)
         }
     }
 }

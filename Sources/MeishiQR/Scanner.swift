@@ -25,6 +25,11 @@ public enum QRScanner {
     /// on this thread's CPU clock, so a busy machine slows a scan down but does not change what
     /// it finds.
     public static let defaultBudget = Duration.milliseconds(100)
+    /// Pixels of the first pass's copy above which an image counts as a photo, where the locator
+    /// looks before zbar does.
+    static let photoPixels = 1_000_000
+    /// Most triples straightened although no map of theirs alternates, per image.
+    static let maximumGuesses = 4
     /// Most straightened candidates tried per image.
     static let maximumCandidates = 48
     /// Share of timing-pattern modules that must alternate (or, a module out of step, must all
@@ -39,17 +44,32 @@ public enum QRScanner {
             found.append(FoundCode(bytes: bytes, points: points, pass: pass))
         }
         let all = passes(for: image)
+        var located: Located?
+        func locateOnce() -> Located {
+            if let located { return located }
+            let l = locate(all[0], deadline: deadline, add: add)
+            located = l
+            return l
+        }
+        // A photo: the locator, cheaper than zbar on it, looks first. Where it sees nothing like a
+        // finder pattern, in either polarity, zbar gets one look at every second line and no
+        // other pass runs: a photo without a code costs little.
+        if let (first, factor) = all[0].1(), first.width * first.height > photoPixels, locateOnce().seen == 0 {
+            for code in ZBar.scan(first, density: 2) {
+                add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, "first")
+            }
+            return found
+        }
         // The image as it is first: most pictures are read here.
-        var unread = 0
         for (index, (name, make)) in all.enumerated() {
             if index > 0 {
-                if index == 1 { unread = locate(all[0], deadline: deadline, add: add) }
+                let l = locateOnce()
                 // One code and no other located: done. Several codes: a crowd, where the other
                 // passes may find more, as long as the budget lasts.
-                if found.count == 1 && unread == 0 { break }
+                if found.count == 1 && l.unread == 0 { break }
                 // Past the budget, only a large photo holding a code the locator found but could
                 // not read still gets its full-resolution look.
-                if deadline.passed && !(name == "full-resolution" && unread > 0) { break }
+                if deadline.passed && !(name == "full-resolution" && l.unread > 0) { break }
             }
             guard let (candidate, factor) = make() else { continue }
             for code in ZBar.scan(candidate) {
@@ -59,44 +79,77 @@ public enum QRScanner {
         return found
     }
 
-    /// The finder-pattern pass on the first pass's image: returns how many located codes were
-    /// not read (candidates whose timing patterns alternate and that share no finder with a
-    /// code that was read, nor with each other).
-    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Int {
-        guard let (gray, factor) = first.1() else { return 0 }
-        let bin = ImageOps.binarise(gray)
-        let triples = FinderLocator.triples(FinderLocator.finders(in: bin))
-        var used = Set<Int>()
-        var failed: [FinderLocator.Triple] = []
-        var tried = 0
-        for t in triples where used.isDisjoint(with: t.indices) {
-            guard tried < maximumCandidates, !deadline.passed else { failed.append(t); continue }
-            tried += 1
-            var read = false
-            // The maps whose timing patterns alternate, best first: finders of different codes,
-            // or of none, stop here without a zbar call.
-            let maps = FinderLocator.maps(t, bin: bin).map { ($0.dimension, $0.map, FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map)) }
-                .filter { abs($0.2 - 0.5) >= minimumTiming - 0.5 }.sorted { abs($0.2 - 0.5) > abs($1.2 - 0.5) }
-            for (dimension, map, _) in maps.prefix(3) {
-                let r = FinderLocator.rectify(gray, dimension: dimension, toSource: map)
-                let codes = ZBar.scan(r.image)
-                for code in codes {
-                    let points = code.points.map { p in
-                        let (x, y) = r.toSource.apply(Double(p.x) + 0.5, Double(p.y) + 0.5)
-                        return (x: Int(x * factor), y: Int(y * factor))
-                    }
-                    add(code.bytes, points, "finders")
-                }
-                if codes.contains(where: { r.isTheCandidate($0.points) }) { read = true; break }
-            }
-            if read { used.formUnion(t.indices) } else if !maps.isEmpty { failed.append(t) }
-        }
+    /// What the locator saw: finder-like patterns of either polarity (`seen`, each confirmed
+    /// across and down but perhaps in a single row), and codes it located but could not read.
+    struct Located {
+        var seen = 0
         var unread = 0
-        for t in failed where used.isDisjoint(with: t.indices) {
-            used.formUnion(t.indices)
-            unread += 1
+    }
+
+    /// The finder-pattern pass on the first pass's image, dark codes on light and light on dark.
+    /// `unread` counts candidates whose timing patterns alternate and that share no finder with
+    /// a code that was read, nor with each other.
+    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Located {
+        guard let (gray, factor) = first.1() else { return Located() }
+        var located = Located()
+        let bin = ImageOps.binarise(gray)
+        let inverted = GrayImage(width: bin.width, height: bin.height, pixels: bin.pixels.map { 255 &- $0 })
+        var tried = 0
+        let seen = [bin, inverted].map { FinderLocator.finders(in: $0, minimumCount: 1) }
+        located.seen = seen[0].count + seen[1].count
+        var readCodes = 0, guesses = 0
+        for (bin, light) in [(bin, false), (inverted, true)] {
+            // Light codes among dark ones are rare: once a dark code is read here, the light
+            // pass would only find the dark codes again in the rectified neighbourhoods.
+            if light && readCodes > 0 { break }
+            let all = seen[light ? 1 : 0]
+            let triples = FinderLocator.triples(all.filter { $0.count >= 2 })
+            guard !triples.isEmpty else { continue }
+            // Light codes are straightened from the inverted picture: dark on light, as zbar likes.
+            let source = light ? GrayImage(width: gray.width, height: gray.height, pixels: gray.pixels.map { 255 &- $0 }) : gray
+            var used = Set<Int>()
+            var failed: [FinderLocator.Triple] = []
+            for t in triples where used.isDisjoint(with: t.indices) {
+                guard tried < maximumCandidates, !deadline.passed else { failed.append(t); continue }
+                tried += 1
+                var read = false
+                // The maps whose timing patterns alternate, best first: finders of different codes,
+                // or of none, stop here without a zbar call.
+                let all = FinderLocator.maps(t, bin: bin)
+                let maps = all.map { ($0.dimension, $0.map, FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map)) }
+                    .filter { abs($0.2 - 0.5) >= minimumTiming - 0.5 }.sorted { abs($0.2 - 0.5) > abs($1.2 - 0.5) }
+                // Each map straightened as it is, then redrawn from its module centres. When no map
+                // alternates (blur, or a strong shear that puts the finders' corners off), the
+                // likeliest map and the parallelogram through the three centres are still
+                // straightened, while no code has been read here: zbar's own finder often reads
+                // the code from there. (In a crowd, finders of different codes make such triples.)
+                var tries = Array(maps.prefix(3))
+                if maps.isEmpty && readCodes == 0 && guesses < maximumGuesses {
+                    guesses += 1
+                    tries = (all.count > 1 ? [all[0], all[all.count - 1]] : all).map { ($0.dimension, $0.map, 0.0) }
+                }
+                candidates: for (dimension, map, _) in tries {
+                    let redrawn = maps.isEmpty ? [] : [FinderLocator.grid(bin, dimension: dimension, toSource: map)]
+                    for r in [FinderLocator.rectify(source, dimension: dimension, toSource: map)] + redrawn {
+                        let codes = ZBar.scan(r.image)
+                        for code in codes {
+                            let points = code.points.map { p in
+                                let (x, y) = r.toSource.apply(Double(p.x) + 0.5, Double(p.y) + 0.5)
+                                return (x: Int(x * factor), y: Int(y * factor))
+                            }
+                            add(code.bytes, points, "finders")
+                        }
+                        if codes.contains(where: { r.isTheCandidate($0.points) }) { read = true; break candidates }
+                    }
+                }
+                if read { used.formUnion(t.indices); readCodes += 1 } else if !maps.isEmpty { failed.append(t) }
+            }
+            for t in failed where used.isDisjoint(with: t.indices) {
+                used.formUnion(t.indices)
+                located.unread += 1
+            }
         }
-        return unread
+        return located
     }
 
     typealias Pass = (String, () -> (GrayImage, Double)?)
@@ -142,3 +195,4 @@ struct CPUDeadline {
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 }
+

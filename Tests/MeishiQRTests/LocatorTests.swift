@@ -9,12 +9,12 @@ import Testing
     static func text(_ name: String) throws -> String { try String(contentsOf: Fixtures.url("qr/locator/" + name), encoding: .utf8) }
 
     /// Codes read by the finder pass alone, in the order they are found.
-    static func located(_ image: GrayImage) -> (codes: [String], unread: Int) {
+    static func located(_ image: GrayImage) -> (codes: [String], unread: Int, seen: Int) {
         var codes: [String] = []
-        let unread = QRScanner.locate(("first", { (image, 1) }), deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
+        let located = QRScanner.locate(("first", { (image, 1) }), deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
             codes.append(String(decoding: bytes, as: UTF8.self))
         }
-        return (codes, unread)
+        return (codes, located.unread, located.seen)
     }
 
     @Test func findsTheThreeFindersOfARenderedCode() throws {
@@ -96,6 +96,99 @@ import Testing
         let texts = found.map { String(decoding: $0.bytes, as: UTF8.self) }
         #expect(texts.count == expected.count)
         #expect(Set(texts) == Set(expected))
+    }
+
+    /// Codes zbar alone does not read, located here: dotted and bold modules in perspective,
+    /// light modules on dark (the locator looks for both polarities), a strong shear (no fitted
+    /// map alternates; the likeliest one and the parallelogram through the centres still go to zbar).
+    @Test(arguments: ["dots", "bold", "inverted-perspective", "shear"])
+    func readsStyledAndShearedFixtures(_ name: String) throws {
+        let image = try Self.image(name + ".png")
+        let expected = try Self.text(name + ".txt")
+        #expect(ZBar.scan(image).isEmpty)
+        #expect(Self.located(image).codes == [expected])
+        #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
+    }
+
+    @Test func findsLightFindersOnlyInTheInvertedPicture() throws {
+        let bin = ImageOps.binarise(try Self.image("inverted-perspective.png"))
+        #expect(FinderLocator.triples(FinderLocator.finders(in: bin)).isEmpty)
+        let inverted = GrayImage(width: bin.width, height: bin.height, pixels: bin.pixels.map { 255 - $0 })
+        #expect(FinderLocator.triples(FinderLocator.finders(in: inverted)).count >= 1)
+    }
+
+    /// The redrawn grid of a rendered code, through the map from modules to its pixels, is the
+    /// code itself, module for module.
+    @Test(arguments: [4, 40, 120, 300])
+    func gridRedrawsTheModules(length: Int) throws {
+        let text = "GRID " + String(repeating: "G", count: length)
+        let m = try QREncoder.encode(text, mode: .alphanumeric, correction: .M)
+        let scale = 3.0
+        let bin = ImageOps.binarise(QRRender.grayImage(m, scale: Int(scale)))
+        let toPixels = Homography(m: [scale, 0, 4 * scale, 0, scale, 4 * scale, 0, 0, 1])
+        let r = FinderLocator.grid(bin, dimension: m.size, toSource: toPixels)
+        let p = Int(FinderLocator.modulePixels)
+        for y in 0..<m.size {
+            for x in 0..<m.size {
+                #expect((r.image.pixels[((y + 4) * p + 1) * r.image.width + (x + 4) * p + 1] == 0) == m[x, y], "module \(x), \(y)")
+            }
+        }
+        #expect(ZBar.scan(r.image).map { String(decoding: $0.bytes, as: UTF8.self) } == [text])
+    }
+
+    @Test func alignmentCentresFollowTheStandard() {
+        #expect(FinderLocator.alignmentCentres(dimension: 21) == [])
+        #expect(FinderLocator.alignmentCentres(dimension: 25) == [6, 18])
+        #expect(FinderLocator.alignmentCentres(dimension: 45) == [6, 22, 38])
+        #expect(FinderLocator.alignmentCentres(dimension: 145) == [6, 34, 60, 86, 112, 138])
+        #expect(FinderLocator.alignmentCentres(dimension: 177) == [6, 30, 58, 86, 114, 142, 170])
+    }
+
+    /// zxing-cpp's sample #1086 (Apache-2.0, fixtures/external/SOURCE-zxing-cpp.txt): bold,
+    /// uneven modules that neither zbar nor the straightened picture reads; the grid redrawn from
+    /// the module centres does.
+    @Test func readsBoldModulesFromTheRedrawnGrid() throws {
+        let image = try ImageDecoder.decode(Array(Fixtures.data("external/zxing-cpp-qrcode-2-1086.png")))
+        let expected = try String(contentsOf: Fixtures.url("external/zxing-cpp-qrcode-2-1086.txt"), encoding: .utf8)
+        #expect(ZBar.scan(image).isEmpty)
+        let bin = ImageOps.binarise(image)
+        let triple = try #require(FinderLocator.triples(FinderLocator.finders(in: bin)).first)
+        let maps = FinderLocator.maps(triple, bin: bin).filter { FinderLocator.timing(bin, dimension: $0.dimension, map: $0.map) > 0.9 }
+        #expect(!maps.isEmpty)
+        var straightened = 0, redrawn = 0
+        for map in maps {
+            straightened += ZBar.scan(FinderLocator.rectify(image, dimension: map.dimension, toSource: map.map).image).count
+            redrawn += ZBar.scan(FinderLocator.grid(bin, dimension: map.dimension, toSource: map.map).image).count
+        }
+        #expect(straightened == 0 && redrawn >= 1)
+        #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
+    }
+
+    /// A photo (more than a megapixel in the first pass): textured and unevenly lit, with no code
+    /// the locator sees nothing finder-like and the scan ends after one light zbar look; with a
+    /// code drawn in, it is read.
+    @Test func photoWithoutFindersEndsEarlyAndAPhotoWithACodeIsRead() throws {
+        let w = 1400, h = 1000
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var pixels = [UInt8](repeating: 0, count: w * h)
+        for y in 0..<h {
+            for x in 0..<w {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                let light = 150 + 60 * sin(Double(x) / 300) * cos(Double(y) / 200)
+                pixels[y * w + x] = UInt8(max(0, min(255, light + Double(Int(state >> 59)) * 3 - 24)))
+            }
+        }
+        let photo = ImageOps.boxBlur(GrayImage(width: w, height: h, pixels: pixels))
+        #expect(w * h > QRScanner.photoPixels)
+        #expect(Self.located(photo).seen == 0)
+        #expect(QRScanner.scan(photo, budget: .seconds(30)).isEmpty)
+
+        let m = try QREncoder.encode("MEISHI PHOTO", mode: .alphanumeric, correction: .M)
+        let code = QRRender.grayImage(m, scale: 5)
+        var withCode = photo
+        for y in 0..<code.height { for x in 0..<code.width { withCode.pixels[(300 + y) * w + 500 + x] = code.pixels[y * code.width + x] } }
+        #expect(Self.located(withCode).seen >= 3)
+        #expect(QRScanner.scan(withCode).map { String(decoding: $0.bytes, as: UTF8.self) } == ["MEISHI PHOTO"])
     }
 
     @Test(arguments: ["nocode-checkerboard.png", "nocode-blocks.png", "nocode-finders.png"])
