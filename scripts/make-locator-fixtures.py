@@ -8,6 +8,7 @@ dots.png, bold.png codes drawn with dotted or bold modules, in perspective
 inverted-perspective.png  light modules on dark, in perspective
 shear.png          a strong shear with some perspective
 wide.jpg           a 3300-pixel-wide JPEG (decoded at 1/2 scale)
+blur.png           a dense code blurred by half a module
 Run with the project's .venv (segno, numpy, opencv-python-headless, pillow); seeded, so the
 same files come out each time.
 """
@@ -140,3 +141,10 @@ open(os.path.join(out, "shear.txt"), "w").write(text)
 
 # A wide JPEG, decoded at 1/2 scale (DCT scaling): its longer side stays at 1600.
 Image.fromarray(np.tile(np.linspace(40, 220, 3300).astype(np.uint8), (40, 1)), "L").save(os.path.join(out, "wide.jpg"), quality=60)
+
+# A dense code blurred (Gaussian, sigma half a module): zbar and the straightened picture miss
+# modules; the grid redrawn with a threshold from a window one module around each centre reads it.
+text = "MEISHI BLUR " + "B" * 150
+img = code(text, 5, border=4)
+save("blur.png", cv2.GaussianBlur(img.astype(np.float32), (0, 0), 2.5).round().astype(np.uint8))
+open(os.path.join(out, "blur.txt"), "w").write(text)

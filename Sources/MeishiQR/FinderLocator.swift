@@ -387,12 +387,48 @@ enum FinderLocator {
         return Rectified(image: GrayImage(width: side, height: side, pixels: out), toSource: toSource.after(scale), dimension: dimension)
     }
 
-    /// The code redrawn from its module centres: each module dark where the binarised image is
-    /// dark at its centre through `toSource`, and the finder, separator, timing and alignment
-    /// patterns drawn where the standard puts them. For codes zbar does not sample well when
-    /// merely straightened: modules of a pixel or two, bold or dotted modules, blur. Same
-    /// geometry as `rectify`; zbar's Reed-Solomon check still decides what is read.
-    static func grid(_ bin: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
+    /// The code redrawn from its module centres: each module dark where the picture at its centre
+    /// through `toSource` is darker than the mean of the pixels within a module of it (a window
+    /// that small follows blur and uneven ink better than the locator's binarisation), and the
+    /// finder, separator, timing and alignment patterns drawn where the standard puts them. For
+    /// codes zbar does not sample well when merely straightened: modules of a pixel or two, bold
+    /// or dotted modules, blur. Same geometry as `rectify`; zbar's Reed-Solomon check still
+    /// decides what is read.
+    static func grid(_ gray: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
+        var centre = [Double](repeating: 255, count: d * d), local = centre
+        let w = gray.width, h = gray.height
+        gray.pixels.withUnsafeBufferPointer { src in
+            for my in 0..<d {
+                for mx in 0..<d {
+                    let (x, y) = toSource.apply(Double(mx) + 0.5, Double(my) + 0.5)
+                    let (x1, y1) = toSource.apply(Double(mx) + 1.5, Double(my) + 1.5)
+                    let r = max(1, Int(max(abs(x1 - x), abs(y1 - y)).rounded()))
+                    let xi = Int(x.rounded(.down)), yi = Int(y.rounded(.down))
+                    guard xi >= 0, yi >= 0, xi < w, yi < h else { continue }
+                    var sum = 0, n = 0
+                    for yy in max(0, yi - r)...min(h - 1, yi + r) {
+                        for xx in max(0, xi - r)...min(w - 1, xi + r) { sum += Int(src[yy * w + xx]) }
+                        n += min(w - 1, xi + r) - max(0, xi - r) + 1
+                    }
+                    centre[my * d + mx] = Double(sample(src, w, h, x - 0.5, y - 0.5))
+                    local[my * d + mx] = Double(sum) / Double(n)
+                }
+            }
+        }
+        // Within a tenth of the code's contrast of its window's mean (a module among its own kind,
+        // all dark or all light), a module goes by the code's middle grey instead.
+        let sorted = centre.sorted()
+        let low = sorted[sorted.count / 10], high = sorted[sorted.count * 9 / 10]
+        let middle = (low + high) / 2, margin = (high - low) / 10
+        let dark = (0..<(d * d)).map { i in
+            abs(centre[i] - local[i]) > margin ? centre[i] < local[i] : centre[i] < middle
+        }
+        return redrawn(dark, dimension: d, toSource: toSource)
+    }
+
+    /// The same from the locator's binarised image: each module as the binarisation has it at its
+    /// centre (which reads some codes the local window does not, and the other way round).
+    static func grid(binarised bin: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
         var dark = [Bool](repeating: false, count: d * d)
         for my in 0..<d {
             for mx in 0..<d {
@@ -401,6 +437,13 @@ enum FinderLocator {
                 if xi >= 0, yi >= 0, xi < bin.width, yi < bin.height { dark[my * d + mx] = bin.pixels[yi * bin.width + xi] < 128 }
             }
         }
+        return redrawn(dark, dimension: d, toSource: toSource)
+    }
+
+    /// Modules `dark` (row by row) with the function patterns drawn over them, at `modulePixels`
+    /// per module inside a 4-module quiet zone.
+    static func redrawn(_ sampled: [Bool], dimension d: Int, toSource: Homography) -> Rectified {
+        var dark = sampled
         func set(_ x: Int, _ y: Int, _ v: Bool) { if x >= 0, y >= 0, x < d, y < d { dark[y * d + x] = v } }
         // Finders with their light separators.
         for (ox, oy) in [(0, 0), (d - 7, 0), (0, d - 7)] {

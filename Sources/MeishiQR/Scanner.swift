@@ -129,8 +129,11 @@ public enum QRScanner {
                     tries = (all.count > 1 ? [all[0], all[all.count - 1]] : all).map { ($0.dimension, $0.map, 0.0) }
                 }
                 candidates: for (dimension, map, _) in tries {
-                    let redrawn = maps.isEmpty ? [] : [FinderLocator.grid(bin, dimension: dimension, toSource: map)]
-                    for r in [FinderLocator.rectify(source, dimension: dimension, toSource: map)] + redrawn {
+                    let straightened = { FinderLocator.rectify(source, dimension: dimension, toSource: map) }
+                    let redrawn = maps.isEmpty ? [] : [{ FinderLocator.grid(source, dimension: dimension, toSource: map) },
+                                                       { FinderLocator.grid(binarised: bin, dimension: dimension, toSource: map) }]
+                    for make in [straightened] + redrawn {
+                        let r = make()
                         let codes = ZBar.scan(r.image)
                         for code in codes {
                             let points = code.points.map { p in
