@@ -13,9 +13,11 @@ public struct FoundCode: Equatable, Sendable {
 }
 
 /// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
-/// by their finder patterns and straightened (``FinderLocator``), then the full-resolution
-/// photo and locally binarised, upscaled, smoothed and contrast-stretched copies. Passes run
-/// until every located code is read or the time budget is spent; every code is reported once.
+/// by their finder patterns, dark or light, then straightened and redrawn from their module
+/// centres (``FinderLocator``), then the full-resolution photo and locally binarised, upscaled,
+/// smoothed and contrast-stretched copies. Passes run until every located code is read or the
+/// time budget is spent; where the locator sees nothing finder-like, the scan ends after zbar's
+/// first look (on a photo, one at every second line). Every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
@@ -67,6 +69,9 @@ public enum QRScanner {
                 // One code and no other located: done. Several codes: a crowd, where the other
                 // passes may find more, as long as the budget lasts.
                 if found.count == 1 && l.unread == 0 { break }
+                // Nothing read and nothing finder-like in either polarity: the copies below read
+                // no such image on the bench's sets; an image without a code ends here.
+                if found.isEmpty && l.seen == 0 { break }
                 // Past the budget, only a large photo holding a code the locator found but could
                 // not read still gets its full-resolution look.
                 if deadline.passed && !(name == "full-resolution" && l.unread > 0) { break }

@@ -212,7 +212,11 @@ import Testing
     @Test(arguments: ["nocode-checkerboard.png", "nocode-blocks.png", "nocode-finders.png"])
     func noCodeNoDecode(_ name: String) throws {
         let image = try Self.image(name)
-        #expect(Self.located(image).codes.isEmpty)
+        let located = Self.located(image)
+        #expect(located.codes.isEmpty)
+        // Lone finder patterns are finder-like (the other passes get their look); blocks of text
+        // and a checkerboard are not, and the scan ends after zbar's first look.
+        #expect(name == "nocode-finders.png" ? located.seen >= 5 : located.seen == 0)
         #expect(QRScanner.scan(image).isEmpty)
     }
 }
