@@ -49,7 +49,7 @@ public enum QRScanner {
         var located: Located?
         func locateOnce() -> Located {
             if let located { return located }
-            let l = locate(all[0], deadline: deadline, add: add)
+            let l = locate(all[0], known: found.map { $0.points }, deadline: deadline, add: add)
             located = l
             return l
         }
@@ -94,9 +94,13 @@ public enum QRScanner {
     /// The finder-pattern pass on the first pass's image, dark codes on light and light on dark.
     /// `unread` counts candidates whose timing patterns alternate and that share no finder with
     /// a code that was read, nor with each other.
-    static func locate(_ first: Pass, deadline: CPUDeadline, add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Located {
+    /// Triples whose three centres lie within a code already read (`known`, corners in the
+    /// source image's pixels) count as read without being straightened again.
+    static func locate(_ first: Pass, known: [[(x: Int, y: Int)]] = [], deadline: CPUDeadline,
+                       add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Located {
         guard let (gray, factor) = first.1() else { return Located() }
         var located = Located()
+        let readAreas = known.filter { $0.count >= 3 }.map { $0.map { (x: Double($0.x) / factor, y: Double($0.y) / factor) } }
         let bin = ImageOps.binarise(gray)
         let inverted = GrayImage(width: bin.width, height: bin.height, pixels: bin.pixels.map { 255 &- $0 })
         var tried = 0
@@ -115,6 +119,11 @@ public enum QRScanner {
             var used = Set<Int>()
             var failed: [FinderLocator.Triple] = []
             for t in triples where used.isDisjoint(with: t.indices) {
+                if readAreas.contains(where: { area in [t.topLeft, t.topRight, t.bottomLeft].allSatisfy { inside(area, $0.x, $0.y) } }) {
+                    used.formUnion(t.indices)
+                    readCodes += 1
+                    continue
+                }
                 guard tried < maximumCandidates, !deadline.passed else { failed.append(t); continue }
                 tried += 1
                 var read = false
@@ -158,6 +167,18 @@ public enum QRScanner {
             }
         }
         return located
+    }
+
+    /// Whether (x, y) lies inside the convex polygon `corners` (either winding).
+    static func inside(_ corners: [(x: Double, y: Double)], _ x: Double, _ y: Double) -> Bool {
+        var sign = 0.0
+        for i in corners.indices {
+            let a = corners[i], b = corners[(i + 1) % corners.count]
+            let cross = (b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x)
+            if cross * sign < 0 { return false }
+            if cross != 0 { sign = cross }
+        }
+        return true
     }
 
     typealias Pass = (String, () -> (GrayImage, Double)?)
