@@ -9,6 +9,7 @@ inverted-perspective.png  light modules on dark, in perspective
 shear.png          a strong shear with some perspective
 wide.jpg           a 3300-pixel-wide JPEG (decoded at 1/2 scale)
 blur.png           a dense code blurred by half a module
+squeezed.png       two-pixel modules in perspective, located at twice the size
 Run with the project's .venv (segno, numpy, opencv-python-headless, pillow); seeded, so the
 same files come out each time.
 """
@@ -148,3 +149,10 @@ text = "MEISHI BLUR " + "B" * 150
 img = code(text, 5, border=4)
 save("blur.png", cv2.GaussianBlur(img.astype(np.float32), (0, 0), 2.5).round().astype(np.uint8))
 open(os.path.join(out, "blur.txt"), "w").write(text)
+
+# Modules of two pixels or less in perspective: too small for the locator at this size; at twice
+# the size (a small picture where nothing was read) it finds the three finders.
+text = "MEISHI SQUEEZED"
+img = code(text, 2, version=7, border=0)
+save("squeezed.png", warp(img, [(0.15, 0.15), (0.85, 0.18), (0.80, 0.72), (0.22, 0.68)], 200, 255))
+open(os.path.join(out, "squeezed.txt"), "w").write(text)

@@ -48,6 +48,29 @@ public enum ImageOps {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
+    /// Bilinear upscale to twice the width and height (pixel centres kept in place).
+    public static func upscaleBilinear(_ img: GrayImage) -> GrayImage {
+        let w = img.width * 2, h = img.height * 2
+        var out = [UInt8](repeating: 0, count: w * h)
+        // Output pixel k lies between source pixels (k - 1) / 2 and (k + 1) / 2, weighted 3:1.
+        func taps(_ k: Int, _ n: Int) -> (Int, Int) {
+            let near = k / 2, far = k % 2 == 0 ? max(0, near - 1) : min(n - 1, near + 1)
+            return (near, far)
+        }
+        img.pixels.withUnsafeBufferPointer { src in
+            for y in 0..<h {
+                let (y0, y1) = taps(y, img.height)
+                for x in 0..<w {
+                    let (x0, x1) = taps(x, img.width)
+                    let a = Int(src[y0 * img.width + x0]) * 3 + Int(src[y0 * img.width + x1])
+                    let b = Int(src[y1 * img.width + x0]) * 3 + Int(src[y1 * img.width + x1])
+                    out[y * w + x] = UInt8((a * 3 + b + 8) / 16)
+                }
+            }
+        }
+        return GrayImage(width: w, height: h, pixels: out)
+    }
+
     /// Adds a white border of `n` pixels on every side.
     public static func pad(_ img: GrayImage, by n: Int) -> GrayImage {
         let w = img.width + 2 * n, h = img.height + 2 * n

@@ -30,6 +30,9 @@ public enum QRScanner {
     /// Pixels of the first pass's copy above which an image counts as a photo, where the locator
     /// looks before zbar does.
     static let photoPixels = 1_000_000
+    /// Longest side of a first pass's copy small enough for the locator to look again at twice
+    /// the size when nothing was read.
+    static let smallSide = 400
     /// Most triples straightened although no map of theirs alternates, per image.
     static let maximumGuesses = 4
     /// Most straightened candidates tried per image.
@@ -72,6 +75,12 @@ public enum QRScanner {
                 // Nothing read and nothing finder-like in either polarity: the copies below read
                 // no such image on the bench's sets; an image without a code ends here.
                 if found.isEmpty && l.seen == 0 { break }
+                // A small picture where nothing was read: the locator again at twice the size, where
+                // a finder squeezed into a few rows by perspective spans enough of them.
+                if index == 1, found.isEmpty, let (base, factor) = all[0].1(), max(base.width, base.height) <= smallSide {
+                    _ = locate(("upscaled", { (ImageOps.upscaleBilinear(base), factor / 2) }), deadline: deadline, add: add)
+                    if !found.isEmpty { break }
+                }
                 // Past the budget, only a large photo holding a code the locator found but could
                 // not read still gets its full-resolution look.
                 if deadline.passed && !(name == "full-resolution" && l.unread > 0) { break }

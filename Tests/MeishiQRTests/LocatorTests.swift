@@ -182,6 +182,26 @@ import Testing
         #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
     }
 
+    /// Modules of two pixels or less in perspective: the locator finds no triple at this size;
+    /// in a small picture where nothing was read it looks again at twice the size.
+    @Test func readsSmallModulesAtTwiceTheSize() throws {
+        let image = try Self.image("squeezed.png")
+        let expected = try Self.text("squeezed.txt")
+        #expect(ZBar.scan(image).isEmpty)
+        #expect(FinderLocator.triples(FinderLocator.finders(in: ImageOps.binarise(image))).isEmpty)
+        #expect(max(image.width, image.height) <= QRScanner.smallSide)
+        #expect(Self.located(ImageOps.upscaleBilinear(image)).codes == [expected])
+        #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
+    }
+
+    @Test func bilinearUpscaleKeepsFlatAreasAndBlendsEdges() {
+        let image = GrayImage(width: 3, height: 1, pixels: [0, 0, 200])
+        let up = ImageOps.upscaleBilinear(image)
+        #expect(up.width == 6 && up.height == 2)
+        #expect(Array(up.pixels[0..<6]) == [0, 0, 0, 50, 150, 200])
+        #expect(Array(up.pixels[6..<12]) == Array(up.pixels[0..<6]))
+    }
+
     /// A photo (more than a megapixel in the first pass): textured and unevenly lit, with no code
     /// the locator sees nothing finder-like and the scan ends after one light zbar look; with a
     /// code drawn in, it is read.
