@@ -71,42 +71,6 @@ public enum ImageOps {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
-    /// Adds a white border of `n` pixels on every side.
-    public static func pad(_ img: GrayImage, by n: Int) -> GrayImage {
-        let w = img.width + 2 * n, h = img.height + 2 * n
-        var out = [UInt8](repeating: 255, count: w * h)
-        for y in 0..<img.height {
-            let dst = (y + n) * w + n
-            out.replaceSubrange(dst..<dst + img.width, with: img.pixels[(y * img.width)..<((y + 1) * img.width)])
-        }
-        return GrayImage(width: w, height: h, pixels: out)
-    }
-
-    /// Unsharp mask (2 x original - 3x3 blur), to restore module edges in blurred photos.
-    public static func sharpen(_ img: GrayImage) -> GrayImage {
-        let blurred = boxBlur(img)
-        var out = img.pixels
-        for i in 0..<out.count {
-            out[i] = UInt8(max(0, min(255, 2 * Int(img.pixels[i]) - Int(blurred.pixels[i]))))
-        }
-        return GrayImage(width: img.width, height: img.height, pixels: out)
-    }
-
-    /// Maps the 1st..99th percentile of intensities to 0..255.
-    public static func stretchContrast(_ img: GrayImage) -> GrayImage {
-        var histogram = [Int](repeating: 0, count: 256)
-        for p in img.pixels { histogram[Int(p)] += 1 }
-        let cut = img.pixels.count / 100
-        var lo = 0, acc = 0
-        while lo < 255, acc + histogram[lo] <= cut { acc += histogram[lo]; lo += 1 }
-        var hi = 255
-        acc = 0
-        while hi > 0, acc + histogram[hi] <= cut { acc += histogram[hi]; hi -= 1 }
-        guard hi > lo else { return img }
-        let table = (0..<256).map { UInt8(max(0, min(255, ($0 - lo) * 255 / (hi - lo)))) }
-        return GrayImage(width: img.width, height: img.height, pixels: img.pixels.map { table[Int($0)] })
-    }
-
     /// 3x3 box blur, to quiet sensor noise and JPEG ringing before thresholding.
     public static func boxBlur(_ img: GrayImage) -> GrayImage {
         let w = img.width, h = img.height

@@ -14,8 +14,8 @@ public struct FoundCode: Equatable, Sendable {
 
 /// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
 /// by their finder patterns, dark or light, then straightened and redrawn from their module
-/// centres (``FinderLocator``), then the full-resolution photo and locally binarised, upscaled,
-/// smoothed and contrast-stretched copies. Passes run until every located code is read or the
+/// centres (``FinderLocator``), then the full-resolution photo and locally binarised, smoothed
+/// and upscaled copies. Passes run until every located code is read or the
 /// time budget is spent; where the locator sees nothing finder-like, the scan ends after zbar's
 /// first look (on a photo, one at every second line). Every code is reported once.
 public enum QRScanner {
@@ -192,12 +192,14 @@ public enum QRScanner {
 
     typealias Pass = (String, () -> (GrayImage, Double)?)
 
-    /// The passes in the order the bench found them useful (`make bench-qr`): zbar on the image,
-    /// then the finder-pattern locator (run from `scan`), then the copies that still read codes
-    /// the first two miss. Passes that found nothing the others missed on ../shared/corpus/qr
-    /// were dropped: padded, padded+upscaled, sharpened, half, half+binarised and quarter. The
-    /// corpus holds few large photos, so full-resolution stays for those: a phone photo of a
-    /// dense code is read there. Transformations work on a copy at most `firstPassSide` long.
+    /// The passes in the order of what the bench found them to read (`make bench-qr`): zbar on
+    /// the image, then the finder-pattern locator (run from `scan`), then the copies that still
+    /// read codes the first two miss (binarised 11 on the bench's sets, smoothed+binarised 4,
+    /// upscaled+binarised 3). Passes that found nothing the others missed on ../shared/corpus/qr
+    /// were dropped: padded, padded+upscaled, sharpened, half, half+binarised, quarter and
+    /// contrast-stretched. The corpus holds few large photos, so full-resolution stays for
+    /// those: a phone photo of a dense code is read there. Transformations work on a copy at
+    /// most `firstPassSide` long.
     static func passes(for image: GrayImage) -> [Pass] {
         let longest = max(image.width, image.height)
         let f = longest > firstPassSide ? Double(longest) / Double(firstPassSide) : 1
@@ -207,11 +209,10 @@ public enum QRScanner {
         // Photos larger than the first pass's copy: small modules may only survive at full size.
         if f > 1 { out.append(("full-resolution", { (image, 1) })) }
         out.append(("binarised", { (ImageOps.binarise(base), f) }))
+        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(base)), f) }))
         if side < 800 {
             out.append(("upscaled+binarised", { (ImageOps.binarise(ImageOps.upscale(base, by: 2)), f / 2) }))
         }
-        out.append(("smoothed+binarised", { (ImageOps.binarise(ImageOps.boxBlur(base)), f) }))
-        out.append(("stretched", { (ImageOps.stretchContrast(base), f) }))
         return out
     }
 }
