@@ -86,11 +86,11 @@ public enum ImageOps {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
-    /// Local-mean adaptive threshold (integral image; window about 1/16 of the shorter side),
-    /// which evens out shadows and uneven light across a photographed code.
-    public static func binarise(_ img: GrayImage) -> GrayImage {
+    /// Local-mean adaptive threshold (integral image; window about 1/`windowDivisor` of the
+    /// shorter side), which evens out shadows and uneven light across a photographed code.
+    public static func binarise(_ img: GrayImage, windowDivisor: Int = 16) -> GrayImage {
         let w = img.width, h = img.height
-        let r = max(4, min(w, h) / 16)
+        let r = max(4, min(w, h) / windowDivisor)
         // Integral image with a leading row and column of zeros, summed modulo 2^32: a window's
         // sum (far below 2^32 for any image the decoder accepts) comes out exact all the same.
         let iw = w + 1

@@ -76,9 +76,14 @@ public enum QRScanner {
                 // no such image on the bench's sets; an image without a code ends here.
                 if found.isEmpty && l.seen == 0 { break }
                 // A small picture where nothing was read: the locator again at twice the size, where
-                // a finder squeezed into a few rows by perspective spans enough of them.
+                // a finder squeezed into a few rows by perspective spans enough of them, then with a
+                // binarisation window twice as wide, so that a code filling the picture keeps the
+                // dark centres of its finders.
                 if index == 1, found.isEmpty, let (base, factor) = all[0].1(), max(base.width, base.height) <= smallSide {
-                    _ = locate(("upscaled", { (ImageOps.upscaleBilinear(base), factor / 2) }), deadline: deadline, add: add)
+                    let upscaled = ImageOps.upscaleBilinear(base)
+                    for divisor in [16, 8] where found.isEmpty {
+                        _ = locate(("upscaled", { (upscaled, factor / 2) }), windowDivisor: divisor, deadline: deadline, add: add)
+                    }
                     if !found.isEmpty { break }
                 }
                 // Past the budget, only a large photo holding a code the locator found but could
@@ -105,12 +110,13 @@ public enum QRScanner {
     /// a code that was read, nor with each other.
     /// Triples whose three centres lie within a code already read (`known`, corners in the
     /// source image's pixels) count as read without being straightened again.
-    static func locate(_ first: Pass, known: [[(x: Int, y: Int)]] = [], deadline: CPUDeadline,
+    /// `windowDivisor` sets the binarisation's window (the shorter side over it).
+    static func locate(_ first: Pass, known: [[(x: Int, y: Int)]] = [], windowDivisor: Int = 16, deadline: CPUDeadline,
                        add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Located {
         guard let (gray, factor) = first.1() else { return Located() }
         var located = Located()
         let readAreas = known.filter { $0.count >= 3 }.map { $0.map { (x: Double($0.x) / factor, y: Double($0.y) / factor) } }
-        let bin = ImageOps.binarise(gray)
+        let bin = ImageOps.binarise(gray, windowDivisor: windowDivisor)
         let inverted = GrayImage(width: bin.width, height: bin.height, pixels: bin.pixels.map { 255 &- $0 })
         var tried = 0
         let seen = [bin, inverted].map { FinderLocator.finders(in: $0, minimumCount: 1) }

@@ -194,6 +194,25 @@ import Testing
         #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
     }
 
+    /// zxing-cpp's sample estimate-tilt.jpg (Apache-2.0, fixtures/external/SOURCE-zxing-cpp.txt):
+    /// a version 1 code filling a 95 x 75 photo, modules of two or three pixels. The usual window
+    /// (a sixteenth of the picture) is narrower than a finder, whose dark centre comes out light;
+    /// the second look at twice the size widens it.
+    @Test func readsACodeFillingASmallPictureWithAWiderWindow() throws {
+        let image = try ImageDecoder.decode(Array(Fixtures.data("external/zxing-cpp-qrcode-2-estimate-tilt.jpg")))
+        let expected = try String(contentsOf: Fixtures.url("external/zxing-cpp-qrcode-2-estimate-tilt.txt"), encoding: .utf8)
+        #expect(ZBar.scan(image).isEmpty)
+        #expect(Self.located(image).codes.isEmpty)
+        let upscaled = ImageOps.upscaleBilinear(image)
+        #expect(Self.located(upscaled).codes.isEmpty)
+        var codes: [String] = []
+        _ = QRScanner.locate(("upscaled", { (upscaled, 0.5) }), windowDivisor: 8, deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
+            codes.append(String(decoding: bytes, as: UTF8.self))
+        }
+        #expect(codes == [expected])
+        #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
+    }
+
     @Test func bilinearUpscaleKeepsFlatAreasAndBlendsEdges() {
         let image = GrayImage(width: 3, height: 1, pixels: [0, 0, 200])
         let up = ImageOps.upscaleBilinear(image)
