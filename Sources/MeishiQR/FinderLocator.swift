@@ -209,7 +209,9 @@ enum FinderLocator {
                     }
                     guard (21...177).contains(dimension) else { continue }
                     let sizeSpread = (ms.max()! - ms.min()!) / ms.min()!
-                    let score = cosine + sizeSpread / 4 + abs(top - left) / max(top, left)
+                    // Finders seen in few rows are more often patches of data than a code's own.
+                    let rows = Double(min(fs[i].count, fs[j].count, fs[k].count))
+                    let score = cosine + sizeSpread / 4 + abs(top - left) / max(top, left) + 2 / rows
                     out.append(Triple(topLeft: tl, topRight: tr, bottomLeft: bl, indices: [i, j, k], dimension: dimension, score: score))
                 }
             }
@@ -319,7 +321,7 @@ enum FinderLocator {
                         (0, s - 7), (7, s - 7), (0, s), (7, s), (3.5, 3.5), (s - 3.5, 3.5), (3.5, s - 3.5)]
             }
             let pixels = c0 + c1 + c2 + [(tl.x, tl.y), (tr.x, tr.y), (bl.x, bl.y)]
-            for d in [t.dimension, t.dimension - 4, t.dimension + 4] where (21...177).contains(d) {
+            for d in [t.dimension, t.dimension - 4, t.dimension + 4, t.dimension - 8, t.dimension + 8, t.dimension - 12, t.dimension + 12] where (21...177).contains(d) {
                 if let h = Homography(fitting: modules(d), to: pixels) { fits.append((d, h, h.residual(modules(d), pixels))) }
             }
             for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(3) {
