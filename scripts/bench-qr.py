@@ -105,6 +105,24 @@ def report(scan_json, set_paths):
         print(f"ratio meishi / zbarimg per-image median  {med['meishi'] / med['zbarimg']:.2f}   (target: <= 1)")
 
 
+def inprocess(lines, scan_json):
+    """Per-image time of `meishi-bench scan` (decode + scan, no process start-up), per set, beside
+    the per-process medians of the same images."""
+    rows = [json.loads(l) for l in open(lines) if l.strip()]
+    d = json.load(open(scan_json))
+    per = {}
+    for r in rows:
+        per.setdefault(os.path.basename(os.path.dirname(r["path"])), []).append(r["ms"])
+    print("in process (meishi-bench scan: decode + scan, no start-up), per-image median:")
+    for path, s in d["sets"].items():
+        name = path.rstrip("/").split("/")[-1]
+        if name in per:
+            procs = "  ".join(f"{'meishi' if k.startswith('cmd') else k} {c['time_median_ms']:.0f}ms" for k, c in s["summary"].items())
+            print(f"  {name:16}  meishi in process {statistics.median(per[name]):5.1f} ms   (per process: {procs})")
+    print(f"  every image       meishi in process {statistics.median([r['ms'] for r in rows]):5.1f} ms, p95 "
+          f"{sorted(r['ms'] for r in rows)[int(0.95 * (len(rows) - 1))]:.0f} ms")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "payloads":
         payloads(sys.argv[2], open(sys.argv[3]).read().strip("\n"), open(sys.argv[4]).read())
@@ -112,3 +130,7 @@ if __name__ == "__main__":
         photo(sys.argv[2], open(sys.argv[3]).read().strip("\n"), code="--no-code" not in sys.argv)
     elif sys.argv[1] == "report":
         report(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "inprocess":
+        inprocess(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "median-ms":
+        print("%.1f" % statistics.median(json.loads(l)["ms"] for l in sys.stdin if l.strip()))

@@ -30,7 +30,7 @@ static void meishi_output_message(j_common_ptr cinfo) {
 }
 
 int meishi_jpeg_decode_gray(const unsigned char *data, size_t length, unsigned long max_pixels,
-                            unsigned scale_denom, unsigned char **pixels, unsigned *width,
+                            unsigned preferred_side, unsigned char **pixels, unsigned *width,
                             unsigned *height, unsigned *full_width, unsigned *full_height,
                             char *error, size_t error_length) {
     struct jpeg_decompress_struct cinfo;
@@ -59,8 +59,11 @@ int meishi_jpeg_decode_gray(const unsigned char *data, size_t length, unsigned l
         return MEISHI_JPEG_TOO_LARGE;
     }
     cinfo.out_color_space = JCS_GRAYSCALE;
+    unsigned longest = cinfo.image_width > cinfo.image_height ? cinfo.image_width : cinfo.image_height;
+    unsigned denom = 1;
+    while (preferred_side > 0 && denom < 8 && longest / (denom * 2) >= preferred_side) denom *= 2;
     cinfo.scale_num = 1;
-    cinfo.scale_denom = scale_denom ? scale_denom : 1;
+    cinfo.scale_denom = denom;
     jpeg_start_decompress(&cinfo);
     size_t stride = cinfo.output_width;
     out = malloc(stride * cinfo.output_height);

@@ -196,7 +196,7 @@ enum FinderLocator {
                     let la = dist(tl, tr), lc = dist(tl, bl)
                     guard max(la, lc) / min(la, lc) < 2.5 else { continue }
                     let cosine = abs(ax * cxv + ay * cyv) / (la * lc)
-                    guard cosine < 0.6 else { continue }
+                    guard cosine < 0.8 else { continue }
                     // The legs in modules agree even where perspective makes them differ in pixels.
                     let top = la / ((tl.module + tr.module) / 2), left = lc / ((tl.module + bl.module) / 2)
                     guard top >= 10, left >= 10, max(top, left) / min(top, left) < 1.6 else { continue }
@@ -209,7 +209,9 @@ enum FinderLocator {
                     }
                     guard (21...177).contains(dimension) else { continue }
                     let sizeSpread = (ms.max()! - ms.min()!) / ms.min()!
-                    let score = cosine + sizeSpread / 4 + abs(top - left) / max(top, left)
+                    // Finders seen in few rows are more often patches of data than a code's own.
+                    let rows = Double(min(fs[i].count, fs[j].count, fs[k].count))
+                    let score = cosine + sizeSpread / 4 + abs(top - left) / max(top, left) + 2 / rows
                     out.append(Triple(topLeft: tl, topRight: tr, bottomLeft: bl, indices: [i, j, k], dimension: dimension, score: score))
                 }
             }
@@ -319,10 +321,10 @@ enum FinderLocator {
                         (0, s - 7), (7, s - 7), (0, s), (7, s), (3.5, 3.5), (s - 3.5, 3.5), (3.5, s - 3.5)]
             }
             let pixels = c0 + c1 + c2 + [(tl.x, tl.y), (tr.x, tr.y), (bl.x, bl.y)]
-            for d in [t.dimension, t.dimension - 4, t.dimension + 4] where (21...177).contains(d) {
+            for d in [t.dimension, t.dimension - 4, t.dimension + 4, t.dimension - 8, t.dimension + 8, t.dimension - 12, t.dimension + 12] where (21...177).contains(d) {
                 if let h = Homography(fitting: modules(d), to: pixels) { fits.append((d, h, h.residual(modules(d), pixels))) }
             }
-            for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(2) {
+            for (d, h, _) in fits.sorted(by: { $0.2 < $1.2 }).prefix(3) {
                 let s = Double(d)
                 if d > 21 {
                     let (ex, ey) = h.apply(s - 6.5, s - 6.5)
@@ -385,6 +387,110 @@ enum FinderLocator {
         }
         let scale = Homography(m: [1 / s, 0, -4, 0, 1 / s, -4, 0, 0, 1])
         return Rectified(image: GrayImage(width: side, height: side, pixels: out), toSource: toSource.after(scale), dimension: dimension)
+    }
+
+    /// The code redrawn from its module centres: each module dark where the picture at its centre
+    /// through `toSource` is darker than the mean of the pixels within a module of it (a window
+    /// that small follows blur and uneven ink better than the locator's binarisation), and the
+    /// finder, separator, timing and alignment patterns drawn where the standard puts them. For
+    /// codes zbar does not sample well when merely straightened: modules of a pixel or two, bold
+    /// or dotted modules, blur. Same geometry as `rectify`; zbar's Reed-Solomon check still
+    /// decides what is read.
+    static func grid(_ gray: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
+        var centre = [Double](repeating: 255, count: d * d), local = centre
+        let w = gray.width, h = gray.height
+        gray.pixels.withUnsafeBufferPointer { src in
+            for my in 0..<d {
+                for mx in 0..<d {
+                    let (x, y) = toSource.apply(Double(mx) + 0.5, Double(my) + 0.5)
+                    let (x1, y1) = toSource.apply(Double(mx) + 1.5, Double(my) + 1.5)
+                    let r = max(1, Int(max(abs(x1 - x), abs(y1 - y)).rounded()))
+                    let xi = Int(x.rounded(.down)), yi = Int(y.rounded(.down))
+                    guard xi >= 0, yi >= 0, xi < w, yi < h else { continue }
+                    var sum = 0, n = 0
+                    for yy in max(0, yi - r)...min(h - 1, yi + r) {
+                        for xx in max(0, xi - r)...min(w - 1, xi + r) { sum += Int(src[yy * w + xx]) }
+                        n += min(w - 1, xi + r) - max(0, xi - r) + 1
+                    }
+                    centre[my * d + mx] = Double(sample(src, w, h, x - 0.5, y - 0.5))
+                    local[my * d + mx] = Double(sum) / Double(n)
+                }
+            }
+        }
+        // Within a tenth of the code's contrast of its window's mean (a module among its own kind,
+        // all dark or all light), a module goes by the code's middle grey instead.
+        let sorted = centre.sorted()
+        let low = sorted[sorted.count / 10], high = sorted[sorted.count * 9 / 10]
+        let middle = (low + high) / 2, margin = (high - low) / 10
+        let dark = (0..<(d * d)).map { i in
+            abs(centre[i] - local[i]) > margin ? centre[i] < local[i] : centre[i] < middle
+        }
+        return redrawn(dark, dimension: d, toSource: toSource)
+    }
+
+    /// The same from the locator's binarised image: each module as the binarisation has it at its
+    /// centre (which reads some codes the local window does not, and the other way round).
+    static func grid(binarised bin: GrayImage, dimension d: Int, toSource: Homography) -> Rectified {
+        var dark = [Bool](repeating: false, count: d * d)
+        for my in 0..<d {
+            for mx in 0..<d {
+                let (x, y) = toSource.apply(Double(mx) + 0.5, Double(my) + 0.5)
+                let xi = Int(x.rounded(.down)), yi = Int(y.rounded(.down))
+                if xi >= 0, yi >= 0, xi < bin.width, yi < bin.height { dark[my * d + mx] = bin.pixels[yi * bin.width + xi] < 128 }
+            }
+        }
+        return redrawn(dark, dimension: d, toSource: toSource)
+    }
+
+    /// Modules `dark` (row by row) with the function patterns drawn over them, at `modulePixels`
+    /// per module inside a 4-module quiet zone.
+    static func redrawn(_ sampled: [Bool], dimension d: Int, toSource: Homography) -> Rectified {
+        var dark = sampled
+        func set(_ x: Int, _ y: Int, _ v: Bool) { if x >= 0, y >= 0, x < d, y < d { dark[y * d + x] = v } }
+        // Finders with their light separators.
+        for (ox, oy) in [(0, 0), (d - 7, 0), (0, d - 7)] {
+            for y in -1...7 {
+                for x in -1...7 {
+                    let ring = max(abs(x - 3), abs(y - 3))
+                    set(ox + x, oy + y, ring != 2 && ring != 4)
+                }
+            }
+        }
+        for k in 8..<(d - 8) {
+            set(k, 6, k % 2 == 0)
+            set(6, k, k % 2 == 0)
+        }
+        let centres = alignmentCentres(dimension: d)
+        for cy in centres {
+            for cx in centres where !(cx == 6 && cy == 6) && !(cx == 6 && cy == d - 7) && !(cx == d - 7 && cy == 6) {
+                for y in -2...2 { for x in -2...2 { set(cx + x, cy + y, max(abs(x), abs(y)) != 1) } }
+            }
+        }
+        let s = Int(modulePixels)
+        let side = (d + 8) * s
+        var out = [UInt8](repeating: 255, count: side * side)
+        for my in 0..<d {
+            for mx in 0..<d where dark[my * d + mx] {
+                for v in 0..<s {
+                    let row = ((my + 4) * s + v) * side + (mx + 4) * s
+                    for u in 0..<s { out[row + u] = 0 }
+                }
+            }
+        }
+        let scale = Homography(m: [1 / modulePixels, 0, -4, 0, 1 / modulePixels, -4, 0, 0, 1])
+        return Rectified(image: GrayImage(width: side, height: side, pixels: out), toSource: toSource.after(scale), dimension: d)
+    }
+
+    /// Row and column indices of the alignment pattern centres of a code `dimension` modules wide
+    /// (ISO/IEC 18004 annex E), empty for version 1.
+    static func alignmentCentres(dimension d: Int) -> [Int] {
+        let version = (d - 17) / 4
+        guard version >= 2 else { return [] }
+        let count = version / 7 + 2
+        let step = version == 32 ? 26 : (version * 4 + count * 2 + 1) / (count * 2 - 2) * 2
+        var out = [6]
+        for i in 0..<(count - 1) { out.insert(d - 7 - i * step, at: 1) }
+        return out
     }
 
     /// Bilinear sample; white outside the image.

@@ -3,18 +3,34 @@ public enum ImageOps {
     /// Area-average downscale by `factor` (> 1).
     public static func downscale(_ img: GrayImage, by factor: Double) -> GrayImage {
         let w = max(1, Int(Double(img.width) / factor)), h = max(1, Int(Double(img.height) / factor))
+        // Each output pixel averages the source rows y0..<y1 and columns x0..<x1 (spans computed once).
+        func spans(_ n: Int, _ limit: Int) -> [(Int, Int)] {
+            (0..<n).map { i in
+                let a = Int(Double(i) * factor)
+                return (a, max(a + 1, min(limit, Int(Double(i + 1) * factor))))
+            }
+        }
+        let columns = spans(w, img.width), rows = spans(h, img.height)
         var out = [UInt8](repeating: 0, count: w * h)
+        var sums = [Int](repeating: 0, count: w)
         img.pixels.withUnsafeBufferPointer { src in
-            for y in 0..<h {
-                let y0 = Int(Double(y) * factor), y1 = max(y0 + 1, min(img.height, Int(Double(y + 1) * factor)))
-                for x in 0..<w {
-                    let x0 = Int(Double(x) * factor), x1 = max(x0 + 1, min(img.width, Int(Double(x + 1) * factor)))
-                    var sum = 0
-                    for yy in y0..<y1 {
-                        let row = yy * img.width
-                        for xx in x0..<x1 { sum += Int(src[row + xx]) }
+            out.withUnsafeMutableBufferPointer { dst in
+                sums.withUnsafeMutableBufferPointer { acc in
+                    for y in 0..<h {
+                        let (y0, y1) = rows[y]
+                        for x in 0..<w { acc[x] = 0 }
+                        for yy in y0..<y1 {
+                            let row = yy * img.width
+                            for x in 0..<w {
+                                let (x0, x1) = columns[x]
+                                var sum = 0
+                                for xx in x0..<x1 { sum &+= Int(src[row + xx]) }
+                                acc[x] &+= sum
+                            }
+                        }
+                        let rowsIn = y1 - y0
+                        for x in 0..<w { dst[y * w + x] = UInt8(acc[x] / (rowsIn * (columns[x].1 - columns[x].0))) }
                     }
-                    out[y * w + x] = UInt8(sum / ((y1 - y0) * (x1 - x0)))
                 }
             }
         }
@@ -32,40 +48,27 @@ public enum ImageOps {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
-    /// Adds a white border of `n` pixels on every side.
-    public static func pad(_ img: GrayImage, by n: Int) -> GrayImage {
-        let w = img.width + 2 * n, h = img.height + 2 * n
-        var out = [UInt8](repeating: 255, count: w * h)
-        for y in 0..<img.height {
-            let dst = (y + n) * w + n
-            out.replaceSubrange(dst..<dst + img.width, with: img.pixels[(y * img.width)..<((y + 1) * img.width)])
+    /// Bilinear upscale to twice the width and height (pixel centres kept in place).
+    public static func upscaleBilinear(_ img: GrayImage) -> GrayImage {
+        let w = img.width * 2, h = img.height * 2
+        var out = [UInt8](repeating: 0, count: w * h)
+        // Output pixel k lies between source pixels (k - 1) / 2 and (k + 1) / 2, weighted 3:1.
+        func taps(_ k: Int, _ n: Int) -> (Int, Int) {
+            let near = k / 2, far = k % 2 == 0 ? max(0, near - 1) : min(n - 1, near + 1)
+            return (near, far)
+        }
+        img.pixels.withUnsafeBufferPointer { src in
+            for y in 0..<h {
+                let (y0, y1) = taps(y, img.height)
+                for x in 0..<w {
+                    let (x0, x1) = taps(x, img.width)
+                    let a = Int(src[y0 * img.width + x0]) * 3 + Int(src[y0 * img.width + x1])
+                    let b = Int(src[y1 * img.width + x0]) * 3 + Int(src[y1 * img.width + x1])
+                    out[y * w + x] = UInt8((a * 3 + b + 8) / 16)
+                }
+            }
         }
         return GrayImage(width: w, height: h, pixels: out)
-    }
-
-    /// Unsharp mask (2 x original - 3x3 blur), to restore module edges in blurred photos.
-    public static func sharpen(_ img: GrayImage) -> GrayImage {
-        let blurred = boxBlur(img)
-        var out = img.pixels
-        for i in 0..<out.count {
-            out[i] = UInt8(max(0, min(255, 2 * Int(img.pixels[i]) - Int(blurred.pixels[i]))))
-        }
-        return GrayImage(width: img.width, height: img.height, pixels: out)
-    }
-
-    /// Maps the 1st..99th percentile of intensities to 0..255.
-    public static func stretchContrast(_ img: GrayImage) -> GrayImage {
-        var histogram = [Int](repeating: 0, count: 256)
-        for p in img.pixels { histogram[Int(p)] += 1 }
-        let cut = img.pixels.count / 100
-        var lo = 0, acc = 0
-        while lo < 255, acc + histogram[lo] <= cut { acc += histogram[lo]; lo += 1 }
-        var hi = 255
-        acc = 0
-        while hi > 0, acc + histogram[hi] <= cut { acc += histogram[hi]; hi -= 1 }
-        guard hi > lo else { return img }
-        let table = (0..<256).map { UInt8(max(0, min(255, ($0 - lo) * 255 / (hi - lo)))) }
-        return GrayImage(width: img.width, height: img.height, pixels: img.pixels.map { table[Int($0)] })
     }
 
     /// 3x3 box blur, to quiet sensor noise and JPEG ringing before thresholding.
@@ -83,27 +86,38 @@ public enum ImageOps {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
-    /// Local-mean adaptive threshold (integral image; window about 1/16 of the shorter side),
-    /// which evens out shadows and uneven light across a photographed code.
-    public static func binarise(_ img: GrayImage) -> GrayImage {
+    /// Local-mean adaptive threshold (integral image; window about 1/`windowDivisor` of the
+    /// shorter side), which evens out shadows and uneven light across a photographed code.
+    public static func binarise(_ img: GrayImage, windowDivisor: Int = 16) -> GrayImage {
         let w = img.width, h = img.height
-        let r = max(4, min(w, h) / 16)
-        var integral = [Int](repeating: 0, count: (w + 1) * (h + 1))
-        for y in 0..<h {
-            var row = 0
-            for x in 0..<w {
-                row += Int(img.pixels[y * w + x])
-                integral[(y + 1) * (w + 1) + x + 1] = integral[y * (w + 1) + x + 1] + row
-            }
-        }
+        let r = max(4, min(w, h) / windowDivisor)
+        // Integral image with a leading row and column of zeros, summed modulo 2^32: a window's
+        // sum (far below 2^32 for any image the decoder accepts) comes out exact all the same.
+        let iw = w + 1
+        var integral = [UInt32](repeating: 0, count: iw * (h + 1))
         var out = [UInt8](repeating: 255, count: w * h)
-        for y in 0..<h {
-            let y0 = max(0, y - r), y1 = min(h, y + r + 1)
-            for x in 0..<w {
-                let x0 = max(0, x - r), x1 = min(w, x + r + 1)
-                let sum = integral[y1 * (w + 1) + x1] - integral[y0 * (w + 1) + x1] - integral[y1 * (w + 1) + x0] + integral[y0 * (w + 1) + x0]
-                let mean = sum / ((y1 - y0) * (x1 - x0))
-                out[y * w + x] = Int(img.pixels[y * w + x]) * 100 < mean * 93 ? 0 : 255
+        img.pixels.withUnsafeBufferPointer { src in
+            integral.withUnsafeMutableBufferPointer { ii in
+                for y in 0..<h {
+                    var row: UInt32 = 0
+                    let s = y * w, above = y * iw + 1, here = (y + 1) * iw + 1
+                    for x in 0..<w {
+                        row &+= UInt32(src[s + x])
+                        ii[here + x] = ii[above + x] &+ row
+                    }
+                }
+                out.withUnsafeMutableBufferPointer { dst in
+                    for y in 0..<h {
+                        let y0 = max(0, y - r), y1 = min(h, y + r + 1)
+                        let top = y0 * iw, bottom = y1 * iw
+                        for x in 0..<w {
+                            let x0 = max(0, x - r), x1 = min(w, x + r + 1)
+                            let sum = Int(ii[bottom + x1] &- ii[top + x1] &- ii[bottom + x0] &+ ii[top + x0])
+                            // Dark below 93 % of the window's mean, compared without dividing.
+                            if Int(src[y * w + x]) * 100 * ((y1 - y0) * (x1 - x0)) < sum * 93 { dst[y * w + x] = 0 }
+                        }
+                    }
+                }
             }
         }
         return GrayImage(width: w, height: h, pixels: out)

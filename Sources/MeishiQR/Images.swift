@@ -33,37 +33,25 @@ public enum ImageDecoder {
     }
 
     static func decodeJPEG(_ bytes: [UInt8], maximumPixels: Int) throws(QRError) -> GrayImage {
-        var denominator: UInt32 = 1
-        var attempt = 0
-        while true {
-            var pixels: UnsafeMutablePointer<UInt8>?
-            var w: UInt32 = 0, h: UInt32 = 0, fw: UInt32 = 0, fh: UInt32 = 0
-            var message = [CChar](repeating: 0, count: 200)
-            let status = bytes.withUnsafeBufferPointer { b in
-                meishi_jpeg_decode_gray(b.baseAddress, b.count, UInt(maximumPixels), denominator, &pixels, &w, &h, &fw, &fh,
-                                        &message, message.count)
-            }
-            switch status {
-            case 0:
-                defer { meishi_jpeg_free(pixels) }
-                // A first pass learns the size; large photos are decoded again at 1/2, 1/4, 1/8.
-                let longest = Int(max(fw, fh))
-                if attempt == 0, longest / 2 >= preferredJPEGSide {
-                    while longest / (Int(denominator) * 2) >= preferredJPEGSide, denominator < 8 { denominator *= 2 }
-                    if denominator > 1 {
-                        attempt += 1
-                        continue
-                    }
-                }
-                return GrayImage(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w * h))))
-            case 2:
-                throw .tooManyPixels(width: Int(fw), height: Int(fh), limit: maximumPixels)
-            case 3:
-                throw .encoderFailed("out of memory decoding JPEG")
-            default:
-                let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-                throw .corruptImage(text.isEmpty ? "invalid JPEG" : text)
-            }
+        var pixels: UnsafeMutablePointer<UInt8>?
+        var w: UInt32 = 0, h: UInt32 = 0, fw: UInt32 = 0, fh: UInt32 = 0
+        var message = [CChar](repeating: 0, count: 200)
+        // The scale is chosen from the header: a large photo is decoded once, already shrunk.
+        let status = bytes.withUnsafeBufferPointer { b in
+            meishi_jpeg_decode_gray(b.baseAddress, b.count, UInt(maximumPixels), UInt32(preferredJPEGSide), &pixels, &w, &h, &fw, &fh,
+                                    &message, message.count)
+        }
+        switch status {
+        case 0:
+            defer { meishi_jpeg_free(pixels) }
+            return GrayImage(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w * h))))
+        case 2:
+            throw .tooManyPixels(width: Int(fw), height: Int(fh), limit: maximumPixels)
+        case 3:
+            throw .encoderFailed("out of memory decoding JPEG")
+        default:
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw .corruptImage(text.isEmpty ? "invalid JPEG" : text)
         }
     }
 }
@@ -72,6 +60,8 @@ public enum ImageDecoder {
 enum PNGCodec {
     static let formatGA: UInt32 = 1  // PNG_FORMAT_GA: gray + alpha, 8 bits each
     static let formatGray: UInt32 = 0  // PNG_FORMAT_GRAY
+    static let formatRGBA: UInt32 = 3  // PNG_FORMAT_RGBA: red, green, blue, alpha, 8 bits each
+    static let formatFlagColour: UInt32 = 2  // PNG_FORMAT_FLAG_COLOR
 
     static func decode(_ bytes: [UInt8], maximumPixels: Int) throws(QRError) -> GrayImage {
         var image = png_image()
@@ -83,16 +73,26 @@ enum PNGCodec {
             png_image_free(&image)
             throw .tooManyPixels(width: w, height: h, limit: maximumPixels)
         }
-        // Read gray + alpha and put transparent parts on white: a dark code on a transparent
-        // background must not turn into a black square.
-        image.format = formatGA
-        var ga = [UInt8](repeating: 0, count: w * h * 2)
-        let done = ga.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
+        // Read with alpha and put transparent parts on white: a dark code on a transparent
+        // background must not turn into a black square. A colour picture is read as RGBA and
+        // made grey here with integer luma weights (as PNM is): libpng's own colour-to-grey
+        // conversion goes through linear light and costs more than the scan of a small picture.
+        let colour = image.format & formatFlagColour != 0
+        let channels = colour ? 4 : 2
+        image.format = colour ? formatRGBA : formatGA
+        var samples = [UInt8](repeating: 0, count: w * h * channels)
+        let done = samples.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
         guard done != 0 else { throw .corruptImage(message(of: &image)) }
         var gray = [UInt8](repeating: 255, count: w * h)
-        for i in 0..<(w * h) {
-            let g = Int(ga[2 * i]), a = Int(ga[2 * i + 1])
-            gray[i] = UInt8((g * a + 255 * (255 - a)) / 255)
+        samples.withUnsafeBufferPointer { s in
+            gray.withUnsafeMutableBufferPointer { out in
+                for i in 0..<(w * h) {
+                    let p = i * channels
+                    let g = colour ? (Int(s[p]) * 299 + Int(s[p + 1]) * 587 + Int(s[p + 2]) * 114) / 1000 : Int(s[p])
+                    let a = Int(s[p + channels - 1])
+                    out[i] = UInt8((g * a + 255 * (255 - a)) / 255)
+                }
+            }
         }
         return GrayImage(width: w, height: h, pixels: gray)
     }

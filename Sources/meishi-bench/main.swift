@@ -11,6 +11,8 @@
 //                                          multiplication, and a DLEQ proof per item
 //   meishi-bench friends DIR FROM COUNT    signed contacts FROM..<FROM+COUNT (the same DIDs in every
 //                                          home) into DIR/meishi.sqlite, for the PSI exchanges
+//   meishi-bench scan FILE...              `meishi scan` in process: per image, one JSON line with
+//                                          the time to decode and scan it and the codes with their pass
 import Foundation
 import MeishiCard
 import MeishiCrypto
@@ -201,6 +203,19 @@ func friends(dir: String, from: Int, count: Int) throws {
     try ContactStore(path: dir + "/" + ContactStore.fileName).insertAll(contacts)
 }
 
+/// The scanner without a process around it: what `meishi scan` spends on an image once started.
+func scan(_ paths: [String]) throws {
+    let verifier = CardVerifier(clock: { Int64(Date().timeIntervalSince1970) })
+    for path in paths {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var codes: [ScannedCode] = []
+        let t = seconds { codes = (try? QRService.scan(bytes, verifier: verifier)) ?? [] }
+        let line: [String: Any] = ["path": path, "ms": (t * 1e5).rounded() / 100,
+                                   "codes": codes.map { ["text": $0.text, "pass": $0.pass] }]
+        print(String(decoding: try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]), as: UTF8.self))
+    }
+}
+
 let args = CommandLine.arguments
 switch args.dropFirst().first {
 case "crypto": try crypto(budget: args.count > 2 ? Double(args[2])! : 1.0)
@@ -209,7 +224,8 @@ case "store": try store(dir: args[2], count: Int(args[3])!, sqlPath: args[4])
 case "messages": try await messages(home: args[2], ref: args[3], port: Int(args[4])!, count: Int(args[5])!, parallel: Int(args[6])!)
 case "psi": psi(budget: args.count > 2 ? Double(args[2])! : 1.0)
 case "friends": try friends(dir: args[2], from: Int(args[3])!, count: Int(args[4])!)
+case "scan": try scan(Array(args.dropFirst(2)))
 default:
-    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE | psi [SECONDS] | messages HOME REF PORT COUNT PARALLEL | friends DIR FROM COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: meishi-bench crypto [SECONDS] | cpace [SECONDS] | store DIR COUNT SQLFILE | psi [SECONDS] | messages HOME REF PORT COUNT PARALLEL | friends DIR FROM COUNT | scan FILE...\n".utf8))
     exit(64)
 }

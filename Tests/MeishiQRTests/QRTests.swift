@@ -72,6 +72,15 @@ import MeishiCard
         #expect(throws: QRError.self) { try ImageDecoder.decode([0xFF, 0xD8, 0xFF] + [UInt8](repeating: 0x41, count: 100)) }
     }
 
+    /// A JPEG twice the preferred side or more is decoded once, shrunk by libjpeg (DCT scaling)
+    /// to a size chosen from its header: 3300 x 40 comes out at 1/2, 1650 x 20.
+    @Test func largeJPEGIsDecodedShrunk() throws {
+        let image = try ImageDecoder.decode(Array(Fixtures.data("qr/locator/wide.jpg")))
+        #expect(image.width == 1650 && image.height == 20)
+        // A gradient from dark on the left to light on the right survives the scaling.
+        #expect(image.pixels[10 * 1650 + 20] < 60 && image.pixels[10 * 1650 + 1630] > 200)
+    }
+
     @Test func pixelLimitIsCheckedFromTheHeader() throws {
         let m = try QREncoder.encode("HELLO", mode: .alphanumeric, correction: .M)
         let png = try QRRender.png(m, scale: 10)

@@ -14,10 +14,12 @@ enum meishi_jpeg_status {
 ///
 /// libjpeg's default error handler calls exit(); this wrapper installs one that longjmps back
 /// here, so a corrupt or truncated file is an error return, never the end of the process.
-/// `scale_denom` (1, 2, 4 or 8) lets libjpeg shrink large photos while decoding (DCT scaling).
+/// A photo whose longer side is at least twice `preferred_side` is shrunk by libjpeg while it is
+/// decoded (DCT scaling, 1/2, 1/4 or 1/8, chosen from the header) as far as its longer side stays
+/// at least `preferred_side`; 0 decodes at full size.
 /// On success *pixels is malloc'd (free it with meishi_jpeg_free) and *width/*height are set.
 int meishi_jpeg_decode_gray(const unsigned char *data, size_t length, unsigned long max_pixels,
-                            unsigned scale_denom, unsigned char **pixels, unsigned *width,
+                            unsigned preferred_side, unsigned char **pixels, unsigned *width,
                             unsigned *height, unsigned *full_width, unsigned *full_height,
                             char *error, size_t error_length);
 
