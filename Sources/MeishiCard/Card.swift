@@ -202,7 +202,13 @@ extension Card: Codable {
         let stored = try Stored(from: decoder)
         var card = Card()
         for (name, values) in stored.fields {
-            card.fields[try FieldName(name)] = values
+            let field = try FieldName(name)
+            // A hand-edited card.json is held to what `card set` accepts: it is signed as it is.
+            card.fields[field] = try values.map { v in
+                var checked = v
+                checked.value = try CardText.validated(v.value, for: field)
+                return checked
+            }
         }
         self = card
     }

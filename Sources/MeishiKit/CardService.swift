@@ -15,8 +15,14 @@ public struct CardService: Sendable {
         let bytes = try SecureFile.read(home.cardPath, limit: 1 << 20)
         do {
             return try JSONDecoder().decode(Card.self, from: Data(bytes))
+        } catch let e as CardError {
+            throw .cardFileDamaged(path: home.cardPath, reason: "it holds what 'meishi card set' refuses (\(e))")
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw .cardFileDamaged(path: home.cardPath, reason: "no \"\(key.stringValue)\" member: not a card file")
+        } catch DecodingError.typeMismatch, DecodingError.valueNotFound {
+            throw .cardFileDamaged(path: home.cardPath, reason: "a member has the wrong type: not a card file")
         } catch {
-            throw .cardFileDamaged(path: home.cardPath, reason: "\(error)")
+            throw .cardFileDamaged(path: home.cardPath, reason: "not a card file (\(error.localizedDescription))")
         }
     }
 

@@ -4,6 +4,13 @@ import MeishiCrypto
 /// File operations with the modes and atomicity meishi promises: files in the home are 0600,
 /// written to a temporary name and renamed, so a failure never leaves half a file.
 public enum SecureFile {
+    /// Writes a command's output (`-o FILE`) atomically with mode `mode`, refusing the files of
+    /// `home` itself (a card or export written over identity.key would lose the key for good).
+    public static func writeOutput(_ data: [UInt8], to path: String, mode: mode_t, home: Home) throws(MeishiError) {
+        if home.owns(path) { throw .cannotWrite(path: path, reason: "it is one of this meishi home's own files") }
+        try write(data, to: path, mode: mode)
+    }
+
     /// Writes `data` to `path` atomically with mode `mode`.
     public static func write(_ data: [UInt8], to path: String, mode: mode_t = 0o600) throws(MeishiError) {
         if isDirectory(path) { throw .cannotWrite(path: path, reason: "it is a directory") }

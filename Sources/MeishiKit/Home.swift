@@ -22,6 +22,19 @@ public struct Home: Sendable {
     public var cardPath: String { path + "/card.json" }
     public var databasePath: String { path + "/meishi.sqlite" }
 
+    /// Whether `path` is one of this home's own files (keys, card, store and its journal), by
+    /// device and inode, so another spelling or a hard link is caught too: no `-o` may replace them.
+    public func owns(_ file: String) -> Bool {
+        var target = stat()
+        guard stat(file, &target) == 0 else { return false }
+        let own = [secretKeyPath, publicIdentityPath, solidarityKeyPath, cardPath, databasePath,
+                   databasePath + "-wal", databasePath + "-shm"]
+        return own.contains { p in
+            var o = stat()
+            return stat(p, &o) == 0 && o.st_dev == target.st_dev && o.st_ino == target.st_ino
+        }
+    }
+
     /// Creates the home (and missing parents) with mode 0700; tightens an existing one.
     public func ensureExists() throws(MeishiError) {
         var isDir: ObjCBool = false

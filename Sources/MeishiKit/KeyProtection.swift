@@ -82,11 +82,7 @@ extension IdentityStore {
         var st = stat()
         if lstat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFREG else { throw .cannotWrite(path: path, reason: "it is not a regular file") }
-            let own = [home.path + "/identity.key", home.path + "/identity.json", home.path + "/solidarity.key", home.cardPath,
-                       home.databasePath].contains { p in
-                var o = stat()
-                return lstat(p, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino
-            }
+            let own = home.owns(path)
             if own { throw .cannotWrite(path: path, reason: "it is one of this meishi home's own files") }
         }
         try SecureFile.write(bytes, to: path)

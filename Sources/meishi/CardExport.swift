@@ -39,7 +39,7 @@ struct CardExport: SynchronousCommand {
         }
         let identity = try session.loadIdentity()
         let signed = try CardService.sign(card, level: level, only: only, identity: identity, now: ctx.unixNow)
-        try FileOutput.write(signed.bytes + [0x0A], to: output, console: ctx.out)
+        try FileOutput.write(signed.bytes + [0x0A], to: output, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" { ctx.out.note("wrote signed card (\(level.rawValue)) to \(output)") }
     }
 }

@@ -44,7 +44,8 @@ struct ContactsExport: SynchronousCommand {
     }
 
     func run(_ ctx: Context) throws {
-        let store = try global.session(ctx).contacts.open(readOnly: true)
+        let session = try global.session(ctx)
+        let store = try session.contacts.open(readOnly: true)
         var contacts: [Contact] = []
         do {
             if refs.isEmpty {
@@ -61,7 +62,7 @@ struct ContactsExport: SynchronousCommand {
         case .vcard: bytes = Array(ContactExport.vcards(contacts, version: VCardVersion(rawValue: vcardVersion)!).utf8)
         case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
         }
-        try FileOutput.write(bytes, to: output, console: ctx.out)
+        try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" {
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (\(format == .vcard ? "vCard \(vcardVersion)" : "JSON")) to \(output)")
         }

@@ -33,7 +33,8 @@ struct ContactsShare: SynchronousCommand {
     var output: String?
 
     func run(_ ctx: Context) throws {
-        let c = try global.session(ctx).contacts.resolve(ref)
+        let session = try global.session(ctx)
+        let c = try session.contacts.resolve(ref)
         let payload = try ContactShare.card(of: c, now: ctx.unixNow).payload
         let bytes: [UInt8]
         if qr {
@@ -48,7 +49,7 @@ struct ContactsShare: SynchronousCommand {
         } else {
             bytes = payload.canonicalJSON + [0x0A]
         }
-        try FileOutput.write(bytes, to: output, console: ctx.out)
+        try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home, text: true)
         ctx.out.note("the signed card of \(c.name ?? c.did) (signed \(CardRendering.date(payload.timestamp))), signature intact"
                      + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
     }

@@ -1,13 +1,20 @@
+import MeishiCard
 import MeishiKit
 
 /// Writing a command's result to `-o FILE` or to standard output.
 enum FileOutput {
-    /// Writes `bytes` atomically to `path`, or to standard output for nil or "-".
-    static func write(_ bytes: [UInt8], to path: String?, console: Console) throws(MeishiError) {
+    /// Writes `bytes` atomically to `path` (never over one of `home`'s own files), or to standard
+    /// output for nil or "-". A `text` document (a card, a vCard, a QR's text) may hold other
+    /// people's text: on a terminal it is escaped like every message, and written unchanged to a
+    /// pipe or a file.
+    static func write(_ bytes: [UInt8], to path: String?, ctx: Context, home: Home, text: Bool = false) throws(MeishiError) {
         if let path, path != "-" {
-            try SecureFile.write(bytes, to: path, mode: 0o644)
+            try SecureFile.writeOutput(bytes, to: path, mode: 0o644, home: home)
+        } else if text, ctx.terminal.standardOutputIsTerminal {
+            let document = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+            ctx.out.line(String(document.hasSuffix("\n") ? document.dropLast() : Substring(document)))
         } else {
-            console.bytes(bytes)
+            ctx.out.bytes(bytes)
         }
     }
 }

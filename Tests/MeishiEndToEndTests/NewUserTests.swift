@@ -495,6 +495,41 @@ import MeishiKit
         #expect(r2.status == 0 && r2.out.contains("\"encrypted\": false"), "\(r2.out) \(r2.err)")
     }
 
+    /// No `-o` replaces the home's own files (a card written over identity.key would lose the key
+    /// for good), whatever the spelling; a hand-edited card.json holding what `card set` refuses
+    /// is not signed; a document written to a terminal has others' escapes escaped.
+    @Test func outputsNeverReplaceTheHomesFilesAndDocumentsAreEscapedOnATerminal() async throws {
+        var mei = await Self.person()
+        let key = try Data(contentsOf: URL(fileURLWithPath: mei.home + "/identity.key"))
+        for args in [["card", "qr", "--format", "png", "-o", mei.home + "/identity.key"],
+                     ["card", "export", "-o", mei.home + "/../home/identity.json"],
+                     ["contacts", "export", "-o", mei.home + "/card.json"],
+                     ["card", "qr", "--format", "text", "-o", mei.home + "/meishi.sqlite"]] {
+            let r = await mei.run(args)
+            #expect(r.status != 0 && r.err.contains("one of this meishi home's own files"), "\(args): \(r.err)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mei.home + "/identity.key")) == key)
+        let show = await mei("card", "show"), id = await mei("id")
+        #expect(show.status == 0 && id.status == 0)
+
+        // A contact whose card holds escapes (signed by a forged card, as a peer could): a vCard
+        // export to a terminal shows them escaped; to a pipe it is the document unchanged.
+        mei.stdin = PeerTextEndToEndTests.forged([.name: .single("Ed \u{1B}]0;HACKED\u{7}\u{1B}[2J\u{202E}owT")]).canonicalJSON
+        #expect(await mei("contacts", "add", "-").status == 0)
+        var onTerminal = mei
+        onTerminal.outputTerminal = (80, 30)
+        let shown = await onTerminal("contacts", "export")
+        #expect(!shown.out.contains("\u{1B}") && shown.out.contains("\\u{1B}[2J") && shown.out.contains("BEGIN:VCARD"), "\(shown.out)")
+        #expect(await mei("contacts", "export").out.contains("\u{1B}[2J"), "piped: unchanged")
+
+        // card.json edited by hand to hold a control character: refused, not signed.
+        let cardPath = mei.home + "/card.json"
+        let card = try String(contentsOfFile: cardPath, encoding: .utf8)
+        try card.replacingOccurrences(of: "Mei Tanaka", with: "Mei\\u001b[31mRed").write(toFile: cardPath, atomically: true, encoding: .utf8)
+        let export = await mei("card", "export")
+        #expect(export.status == 65 && export.err.contains("it holds what 'meishi card set' refuses") && export.out.isEmpty, "\(export.err)")
+    }
+
     // MARK: Help
 
     @Test func everyHelpShowsAnExample() {
