@@ -104,7 +104,7 @@ struct CardQR: SynchronousCommand {
         let bytes: [UInt8]
         switch format {
         case .terminal:
-            try Self.checkFits(matrix, output: output, ctx: ctx, canShareLess: level > .public || fields == nil)
+            try Self.checkFits(matrix, output: output, ctx: ctx, shareLess: MeishiFailure.shareLess(level: level, fieldsChosen: fields != nil))
             bytes = Array(QRRender.terminal(matrix, inverted: invert, colours: ctx.usesColour && (output == nil || output == "-")).utf8)
         case .svg: bytes = Array(QRRender.svg(matrix, scale: scale).utf8)
         case .png:
@@ -127,13 +127,13 @@ extension CardQR {
 
     /// A QR printed on a terminal smaller than the code would wrap and not scan, so that is
     /// refused with the ways out (fewer values, or a picture file).
-    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, canShareLess: Bool = false,
+    static func checkFits(_ matrix: QRMatrix, output: String?, ctx: Context, shareLess: String? = nil,
                           file: String = "write a picture: -o card.png") throws {
         guard output == nil || output == "-", ctx.terminal.standardOutputIsTerminal, let columns = ctx.terminal.width else { return }
         let needed = QRRender.terminalColumns(matrix)
         let rows = ctx.terminal.height
         guard needed > columns || rows.map({ (needed + 1) / 2 > $0 }) == true else { return }
         throw MeishiFailure.qrDoesNotFit(version: matrix.version, columns: needed, rows: (needed + 1) / 2,
-                                         terminalColumns: columns, terminalRows: rows, canShareLess: canShareLess, file: file)
+                                         terminalColumns: columns, terminalRows: rows, shareLess: shareLess, file: file)
     }
 }

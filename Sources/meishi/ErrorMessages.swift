@@ -340,14 +340,20 @@ extension MeishiFailure {
                       status: .dataError)
     }
 
-    /// `canShareLess`: the share is above public, or takes every field.
+    /// How a share could be made smaller: nothing when it is public with chosen fields already.
+    static func shareLess(level: DisclosureLevel, fieldsChosen: Bool) -> String? {
+        level > .public ? "share less with --level public or --fields name,email"
+            : fieldsChosen ? nil : "share fewer fields with --fields name,email"
+    }
+
+    /// `shareLess`: how the share could be smaller, if it can.
     /// `file`: the way to a file instead (a picture for `card qr`, the signed card for `contacts share`).
     static func qrDoesNotFit(version: Int, columns: Int, rows: Int, terminalColumns: Int, terminalRows: Int?,
-                             canShareLess: Bool, file: String = "write a picture: -o card.png") -> MeishiFailure {
+                             shareLess: String?, file: String = "write a picture: -o card.png") -> MeishiFailure {
         MeishiFailure("the QR (version \(version)) needs \(columns)x\(rows) characters; this terminal has "
                       + "\(terminalColumns)x\(terminalRows.map(String.init) ?? "?"), and a code cut or wrapped does not scan",
                       hint: "enlarge the terminal (or a smaller font) to \(columns)x\(rows)"
-                        + (canShareLess ? ", share less with --level public or --fields name,email," : ",")
+                        + (shareLess.map { ", \($0)," } ?? ",")
                         + " or " + file,
                       status: .usage)
     }

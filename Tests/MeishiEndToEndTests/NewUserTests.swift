@@ -155,6 +155,11 @@ import MeishiKit
         let r = await mei("card", "qr")
         #expect(r.status == 64 && r.out.isEmpty)
         #expect(r.err.contains("this terminal has 40x30") && r.err.contains("--level public") && r.err.contains("-o card.png"), "\(r.err)")
+        // Already public: the hint does not suggest it again, only fewer fields; with those too, neither.
+        let pub = await mei("card", "qr", "--level", "public")
+        #expect(!pub.err.contains("--level public") && pub.err.contains("--fields name,email"), "\(pub.err)")
+        let least = await mei("card", "qr", "--level", "public", "--fields", "name")
+        #expect(least.status == 64 && !least.err.contains("--fields") && !least.err.contains("--level"), "\(least.err)")
         mei.outputTerminal = (200, 80)
         let fits = await mei("card", "qr")
         #expect(fits.status == 0 && fits.out.contains("\u{1B}["), "colours on a terminal")
