@@ -82,10 +82,8 @@ extension IdentityStore {
         var st = stat()
         if lstat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFREG else { throw .cannotWrite(path: path, reason: "it is not a regular file") }
-            let own = home.owns(path)
-            if own { throw .cannotWrite(path: path, reason: "it is one of this meishi home's own files") }
         }
-        try SecureFile.write(bytes, to: path)
+        try SecureFile.writeOutput(bytes, to: path, mode: 0o600, home: home)
     }
 
     /// Restores an identity from `backup` (asking `passphrases` for the backup's passphrase); the

@@ -56,8 +56,7 @@ public struct MessageService: Sendable {
     /// Seals `text` for `contact`: refuses a contact without a verified card carrying an X25519 key.
     public static func makeEnvelope(text: String, for contact: Contact, identity: Identity, lifetime: Int64, once: Bool,
                                     now: Int64) throws(MeishiError) -> MessageEnvelope {
-        guard contact.trust != .unsigned else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .unsigned) }
-        guard let key = contact.pubKey else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey) }
+        let key = try messageKey(of: contact)
         do {
             return try MessageEnvelope.seal(text: text, created: now, lifetime: lifetime, once: once, senderDID: identity.did,
                                             recipientDID: contact.did, senderKey: identity.boxKey, recipientKey: key)
@@ -107,20 +106,26 @@ public struct MessageService: Sendable {
     /// The contact `ref` names, checked that it can be sent a message (signed, with a message
     /// key), before anything is asked or sent; `me` makes a ref naming my own DID say so rather
     /// than "no contact matches".
-    public func recipient(_ ref: String, me: PublicIdentity?) throws(MeishiError) -> Contact {
+    public func recipient(_ ref: String, me: @autoclosure () -> PublicIdentity?) throws(MeishiError) -> Contact {
         let store = try contacts.open()
         let contact: Contact
         do { contact = try store.resolve(ref) } catch {
             let r = ref.trimmingCharacters(in: .whitespaces)
             let did = r.hasPrefix("z6Mk") ? "did:key:" + r : r
-            if case .notFound = error, let me, r.count >= 8, did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
+            if case .notFound = error, r.count >= 8, let me = me(), did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
                 throw .cannotMessage(id: 0, name: me.did, .yourself)
             }
             throw .store(error)
         }
-        guard contact.trust != .unsigned else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .unsigned) }
-        guard contact.pubKey != nil else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey) }
+        _ = try Self.messageKey(of: contact)
         return contact
+    }
+
+    /// The contact's X25519 key, when it may be sent a message: a signed card's, never an unsigned contact's.
+    static func messageKey(of contact: Contact) throws(MeishiError) -> X25519.PublicKey {
+        guard contact.trust != .unsigned else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .unsigned) }
+        guard let key = contact.pubKey else { throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey) }
+        return key
     }
 
     /// Sends `text` to `contact` (from `recipient`): to `peer` when given, else to whichever

@@ -146,8 +146,18 @@ public final class PairTagTable: Sendable {
         let fresh = Self.pairs(mine, newcomers())
         guard !fresh.isEmpty else { return nil }
         pairs.withLockedValue { $0 += fresh }
-        state.withLockedValue { $0 = (Int64.min, [:]) }
+        // Only the newcomers' tags are added to the window in hand (a new window rebuilds all).
+        state.withLockedValue { s in
+            if s.window != Int64.min { Self.addTags(of: fresh, window: s.window, to: &s.tags) }
+        }
         return known(tag, at: unixTime)
+    }
+
+    /// The tags of `pairs` for `window` and the windows either side of it.
+    private static func addTags(of pairs: [(keys: PairKeys, owner: String)], window: Int64, to tags: inout [[UInt8]: Entry]) {
+        for p in pairs {
+            for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
+        }
     }
 
     private func known(_ tag: [UInt8], at unixTime: Int64) -> Entry? {
@@ -156,9 +166,7 @@ public final class PairTagTable: Sendable {
         return state.withLockedValue { s in
             if s.window != window {
                 var tags: [[UInt8]: Entry] = [:]
-                for p in current {
-                    for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
-                }
+                Self.addTags(of: current, window: window, to: &tags)
                 s = (window, tags)
             }
             return s.tags[tag]

@@ -151,10 +151,15 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         vcard = row["vcard"]
     }
 
-    /// Ids of the contacts this one may impersonate.
+    /// Ids of the contacts sharing this one's name or email (stored before or after it).
     public var conflictIDs: [Int64] {
         (conflictsWith ?? "").split(separator: ",").compactMap { Int64($0) }
     }
+
+    /// Look-alikes stored before it: this one is the newcomer, marked `!`.
+    public var earlierLookAlikes: [Int64] { conflictIDs.filter { $0 < (id ?? 0) } }
+    /// Look-alikes stored after it, which may impersonate it.
+    public var laterLookAlikes: [Int64] { conflictIDs.filter { $0 > (id ?? 0) } }
 
     /// Values worth matching on: emails (lowercased) and phones (E.164 where known).
     var matchValues: [(field: FieldName, value: String, normalized: String)] {

@@ -157,12 +157,13 @@ func messages(home: String, ref: String, port: Int, count: Int, parallel: Int) a
     let h = Home(path: home)
     let identity = try IdentityStore(home: h).load(passphrases: NoPassphrase())
     let service = MessageService(home: h, clock: { Int64(Date().timeIntervalSince1970) })
+    let recipient = try service.recipient(ref, me: nil)
     let start = DispatchTime.now().uptimeNanoseconds
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<parallel {
             group.addTask {
                 for i in stride(from: worker, to: count, by: parallel) {
-                    _ = try await service.send(text: "bench note \(i)", to: try service.recipient(ref, me: nil), identity: identity, lifetime: 3600, once: false,
+                    _ = try await service.send(text: "bench note \(i)", to: recipient, identity: identity, lifetime: 3600, once: false,
                                                peer: ("127.0.0.1", port), timeoutSeconds: 10, log: { _ in })
                 }
             }

@@ -40,7 +40,7 @@ enum CardRendering {
 
     /// " ! same name or email as #2" for a newcomer; "" otherwise.
     static func lookAlikeMark(_ c: Contact) -> String {
-        let earlier = c.conflictIDs.filter { $0 < (c.id ?? 0) }
+        let earlier = c.earlierLookAlikes
         return earlier.isEmpty ? "" : " ! same name or email as " + earlier.map { "#\($0)" }.joined(separator: ", ")
     }
 
@@ -70,7 +70,7 @@ enum CardRendering {
         }
         let kept = VCardExtras(json: c.vcard).properties.count
         if kept > 0 { rows.append(("vcard", "\(kept) other propert\(kept == 1 ? "y" : "ies") kept for 'contacts export'")) }
-        let earlier = c.conflictIDs.filter { $0 < (c.id ?? 0) }, later = c.conflictIDs.filter { $0 > (c.id ?? 0) }
+        let earlier = c.earlierLookAlikes, later = c.laterLookAlikes
         if !earlier.isEmpty {
             rows.append(("warning", "same name or email as contact \(earlier.map { "#\($0)" }.joined(separator: ", ")), stored before it: "
                          + "possible impersonation"))
@@ -100,8 +100,8 @@ enum CardRendering {
             "lastSeen": .number(Double(c.lastSeen)),
             "cardTimestamp": .number(Double(c.cardTimestamp)),
             // Stored before it with the same name or email / stored after it with them.
-            "possibleImpersonationOf": .array(c.conflictIDs.filter { $0 < (c.id ?? 0) }.map { .number(Double($0)) }),
-            "possiblyImpersonatedBy": .array(c.conflictIDs.filter { $0 > (c.id ?? 0) }.map { .number(Double($0)) }),
+            "possibleImpersonationOf": .array(c.earlierLookAlikes.map { .number(Double($0)) }),
+            "possiblyImpersonatedBy": .array(c.laterLookAlikes.map { .number(Double($0)) }),
         ]
         if let n = c.name { obj["name"] = .string(n) }
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }

@@ -67,7 +67,7 @@ struct ContactsList: SynchronousCommand {
 
     /// Marked `!`: stored after another contact with the same name or email (the one that came
     /// first is not marked; `contacts show` of either names the other).
-    static func isNewcomer(_ c: Contact) -> Bool { c.conflictIDs.contains { $0 < (c.id ?? 0) } }
+    static func isNewcomer(_ c: Contact) -> Bool { !c.earlierLookAlikes.isEmpty }
 
     private func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
         cut ? DisplayWidth.truncated(Console.safe(s), to: width) : Console.safe(s)

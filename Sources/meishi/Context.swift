@@ -93,10 +93,10 @@ struct Context: Sendable {
     /// (its real size is never guessed from the `limit + 1` bytes read).
     /// A note as typed, or read from standard input for `-` (one trailing newline dropped); the
     /// one reader for `send TEXT|-` and `exchange --message TEXT|-`.
-    func readNote(_ text: String) throws -> String {
+    func readNote(_ text: String, example: String) throws -> String {
         var note = text
         if text == "-" {
-            if terminal.isInteractive { out.note(MeishiFailure.waitingForStandardInput("the note", example: "echo hi | meishi send Ken -")) }
+            if terminal.isInteractive { out.note(MeishiFailure.waitingForStandardInput("the note", example: example)) }
             // Up to the limit, a newline and one byte more: past that, only "over the limit" is known.
             let limit = MessageEnvelope.maximumTextBytes + 1
             let bytes = try readStandardInput(limit)

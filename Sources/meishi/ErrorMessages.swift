@@ -453,6 +453,23 @@ extension MeishiFailure {
         return "previous identity kept as \(backup) (its other key files too, with the same \(suffix) suffix)"
     }
 
+    /// What a restore moved aside or back, one note each.
+    static func restoreNotes(_ installed: IdentityStore.Installed, cardPath: String) -> [String] {
+        var notes: [String] = []
+        if !installed.setAside.isEmpty {
+            notes.append("the previous identity's " + installed.setAside.map { $0.hasPrefix(cardPath) ? "card" : "store" }
+                .joined(separator: " and ") + " (not the restored one's) kept as " + installed.setAside.joined(separator: " and "))
+        }
+        if !installed.broughtBack.isEmpty {
+            notes.append("brought back this identity's card and store set aside earlier: " + installed.broughtBack.joined(separator: " and "))
+        }
+        if !installed.keptAsideForIt.isEmpty {
+            notes.append("this identity's card or store from before is kept as " + installed.keptAsideForIt.joined(separator: " and ")
+                         + ": move it back by hand to use it")
+        }
+        return notes
+    }
+
     static let backupHoldsNoCard = "a backup holds the identity, not the card: set yours with 'meishi card set name \"Your Name\"'"
 
     /// `id export -o FILE` where FILE exists: it may be the only copy of another key.
@@ -501,6 +518,12 @@ extension MeishiFailure {
         }
     }
 
+    /// `--peer HOST:PORT` whose port is a number but not a port.
+    static func peerPortOutOfRange(_ port: Int) -> String {
+        port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
+                  : "--peer port must be 1 to 65535, not \(port)"
+    }
+
     /// Nothing answered at `send --peer`: the multicast hint would not help.
     static func notDeliveredToPeer(_ why: String) -> MeishiFailure {
         MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
@@ -544,6 +567,12 @@ enum FriendsWording {
 
     static func json(_ c: Contact) -> JSONValue {
         .object(["id": .number(Double(c.id ?? 0)), "name": c.name.map(JSONValue.string) ?? .null, "did": .string(c.did)])
+    }
+
+    /// "2 common friends (ecdh; 1 deleted since; may be out of date)", a line of `meishi friends`.
+    static func count(_ n: Int, mode: String?, deletedSince: Int, seenSince: Bool) -> String {
+        "\(n) common friend\(n == 1 ? "" : "s") (\(mode ?? "?")" + (deletedSince > 0 ? "; \(deletedSince) deleted since" : "")
+            + (seenSince ? "; may be out of date" : "") + ")"
     }
 
     /// Found by the comparison, deleted since: re-adding does not bring them back.

@@ -173,8 +173,7 @@ struct Exchange: MeishiCommand {
     static func badPortMessage(_ hostPort: String) -> String? {
         guard let colon = hostPort.lastIndex(of: ":"), hostPort.hasPrefix("[") ? hostPort[..<colon].hasSuffix("]") : true,
               let port = Int(hostPort[hostPort.index(after: colon)...]), !(1...65535).contains(port) else { return nil }
-        return port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
-                         : "--peer port must be 1 to 65535, not \(port)"
+        return MeishiFailure.peerPortOutOfRange(port)
     }
 
     /// `host:port` as people type it, IPv6 in brackets, the default port left out.
@@ -192,7 +191,7 @@ struct Exchange: MeishiCommand {
                                 status: .usage)
         }
         let session = try global.session(ctx)
-        let note = try message.map(ctx.readNote)
+        let note = try message.map { try ctx.readNote($0, example: "echo hi | meishi exchange --message -") }
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
         let interactive = !yes && !json

@@ -48,12 +48,10 @@ struct FriendsList: SynchronousCommand {
         guard !rows.isEmpty else { return ctx.out.note("no contacts yet") }
         var table = rows.map { r in
             ["#\(r.contact.id ?? 0)" + (ContactsList.isNewcomer(r.contact) ? "!" : ""), CardRendering.name(r.contact.name),
-             r.shared.map { n in
-                 "\(n) common friend\(n == 1 ? "" : "s") (\(r.mode ?? "?")"
-                     + (r.deletedSince > 0 ? "; \(r.deletedSince) deleted since" : "") + (r.seenSince ? "; may be out of date" : "") + ")"
-             } ?? FriendsWording.neverComparedShort]
+             r.shared.map { FriendsWording.count($0, mode: r.mode, deletedSince: r.deletedSince, seenSince: r.seenSince) }
+                 ?? FriendsWording.neverComparedShort]
         }
-        // On a narrow terminal the names give way, then the never-compared wording is the short one.
+        // On a narrow terminal the names give way.
         if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width {
             table = DisplayWidth.fitting(table, width: width, shrinking: 1)
         }

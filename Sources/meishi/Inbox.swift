@@ -53,7 +53,7 @@ struct Inbox: SynchronousCommand {
                     "name": m.sender?.name.map(JSONValue.string) ?? .null,
                     "trust": m.sender.map { .string($0.trust.rawValue) } ?? .null,
                     "contact": m.sender.map { .number(Double($0.id ?? 0)) } ?? .null,
-                    "possibleImpersonationOf": m.sender.map { c in .array(c.conflictIDs.filter { $0 < (c.id ?? 0) }.map { .number(Double($0)) }) }
+                    "possibleImpersonationOf": m.sender.map { c in .array(c.earlierLookAlikes.map { .number(Double($0)) }) }
                         ?? .null,
                     "created": .string(CardRendering.date(m.created)), "received": .string(CardRendering.date(m.received)),
                     "expires": .string(CardRendering.date(m.expires)), "once": .bool(m.once), "read": .bool(m.shownBefore),

@@ -1,4 +1,3 @@
-import Foundation
 import ArgumentParser
 import MeishiCrypto
 import MeishiCard
@@ -98,18 +97,8 @@ struct Init: SynchronousCommand {
             return
         }
         if let backup { ctx.out.note(MeishiFailure.previousKeyKept(backup)) }
-        if !installed.setAside.isEmpty {
-            ctx.out.note("the previous identity's " + installed.setAside.map { $0.hasPrefix(session.home.cardPath) ? "card" : "store" }
-                            .joined(separator: " and ") + " (not the restored one's) kept as " + installed.setAside.joined(separator: " and "))
-        }
-        if !installed.broughtBack.isEmpty {
-            ctx.out.note("brought back this identity's card and store set aside earlier: " + installed.broughtBack.joined(separator: " and "))
-        }
-        if installed.keptAsideForIt.isEmpty == false {
-            ctx.out.note("this identity's card or store from before is kept as " + installed.keptAsideForIt.joined(separator: " and ")
-                         + ": move it back by hand to use it")
-        }
-        if !FileManager.default.fileExists(atPath: session.home.cardPath) { ctx.out.note(MeishiFailure.backupHoldsNoCard) }
+        for note in MeishiFailure.restoreNotes(installed, cardPath: session.home.cardPath) { ctx.out.note(note) }
+        if !SecureFile.exists(session.home.cardPath) { ctx.out.note(MeishiFailure.backupHoldsNoCard) }
         ctx.out.line("""
             restored identity \(pub.did)
             fingerprint  \(pub.fingerprint)

@@ -58,7 +58,7 @@ struct Send: MeishiCommand {
         let service = MessageService(home: session.home, clock: ctx.unixClock)
         // The contact is checked before the note is read or the passphrase asked.
         let contact = try service.recipient(ref, me: try? session.identities.loadPublic())
-        let note = try ctx.readNote(text)
+        let note = try ctx.readNote(text, example: "echo hi | meishi send Ken -")
         let identity = try session.loadIdentity()
         let out = ctx.out
         let peerEndpoint = peer.flatMap(MessagePort.split)
