@@ -9,7 +9,10 @@ set -euo pipefail
 cmd=$1 prefix=$2 n=$3
 br="${prefix}br"
 if [ "$cmd" = up ] || [ "$cmd" = up6 ]; then
-  ip link add "$br" type bridge
+  # No multicast snooping: a bridge that heard one host's IGMP join but missed another's (sent
+  # while its port was coming up) forwards the group to the first alone, and the other host
+  # never hears a probe or an announcement.
+  ip link add "$br" type bridge mcast_snooping 0
   ip link set "$br" up
   for i in $(seq "$n"); do
     ns="${prefix}$i"

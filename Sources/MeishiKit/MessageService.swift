@@ -111,8 +111,7 @@ public struct MessageService: Sendable {
         let contact: Contact
         do { contact = try store.resolve(ref) } catch {
             let r = ref.trimmingCharacters(in: .whitespaces)
-            let did = r.hasPrefix("z6Mk") ? "did:key:" + r : r
-            if case .notFound = error, r.count >= 8, let me = me(), did.hasPrefix("did:key:"), me.did.hasPrefix(did) {
+            if case .notFound = error, r.count >= 8, let did = ContactStore.didPrefix(r), let me = me(), me.did.hasPrefix(did) {
                 throw .cannotMessage(id: 0, name: me.did, .yourself)
             }
             throw .store(error)

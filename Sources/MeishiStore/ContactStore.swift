@@ -395,9 +395,7 @@ public final class ContactStore: Sendable {
         let trimmed = ref.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw StoreError.notFound(ref) }
         if let id = Int64(trimmed), let c = try Contact.fetchOne(db, key: id) { return c }
-        var didPrefix: String?
-        if trimmed.hasPrefix("did:") { didPrefix = trimmed } else if trimmed.hasPrefix("z6Mk") { didPrefix = "did:key:" + trimmed }
-        if let didPrefix {
+        if let didPrefix = didPrefix(trimmed) {
             if let c = try Contact.filter(Column("did") == didPrefix).fetchOne(db) { return c }
             let found = try Contact.filter(sql: "did LIKE ? ESCAPE '\\'", arguments: [likeEscaped(didPrefix) + "%"]).limit(10).fetchAll(db)
             return try unique(found, ref)
@@ -407,6 +405,12 @@ public final class ContactStore: Sendable {
         let pattern = "%" + likeEscaped(trimmed) + "%"
         let partial = try Contact.filter(sql: "name LIKE ? ESCAPE '\\'", arguments: [pattern]).limit(10).fetchAll(db)
         return try unique(partial, ref)
+    }
+
+    /// The DID (prefix) a ref names: `did:…` as typed, a bare `z6Mk…` with `did:key:` before it;
+    /// nil for a ref that is not one (an id or a name).
+    public static func didPrefix(_ ref: String) -> String? {
+        ref.hasPrefix("did:") ? ref : ref.hasPrefix("z6Mk") ? "did:key:" + ref : nil
     }
 
     /// `text` for a LIKE pattern with `ESCAPE '\'`: its backslashes, `%` and `_` match only themselves.

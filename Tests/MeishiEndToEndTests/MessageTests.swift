@@ -105,15 +105,21 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
 }
 
 @Suite(.serialized) struct MessageDeliveryTests {
-    @Test func sendListenInboxOverLoopback() async throws {
+    /// Mei and Ken know each other; Ken listens on loopback and Mei sends him `text` at 1_800_000_000.
+    static func sendToListeningKen(_ text: String, lifetime: Int64) async throws
+        -> (mei: MessagePerson, ken: MessagePerson, listener: RunningListener, sent: MessageService.SendOutcome) {
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try mei.knows(ken)
         try ken.knows(mei)
         let listener = try await RunningListener.start(ken)
         let service = MessageService(home: mei.home, clock: { 1_800_000_000 })
-        let sent = try await service.send(
-            text: "great talk — slides at https://example.org/s", to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: 3600, once: false,
-            peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
+        let sent = try await service.send(text: text, to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: lifetime,
+                                          once: false, peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
+        return (mei, ken, listener, sent)
+    }
+
+    @Test func sendListenInboxOverLoopback() async throws {
+        let (_, ken, listener, sent) = try await Self.sendToListeningKen("great talk — slides at https://example.org/s", lifetime: 3600)
         #expect(!sent.alreadyDelivered)
         let outcome = try await listener.stop()
         #expect(outcome.stored == 1 && outcome.refused == 0)
@@ -237,14 +243,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
     /// Expiry leaves no trace: the envelope's ciphertext and id are in the home's files before,
     /// and in none of them (database, WAL, shared memory, journal, anything) after the purge.
     @Test func expiredMessagesLeaveNoBytesInTheHome() async throws {
-        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
-        try mei.knows(ken)
-        try ken.knows(mei)
-        let listener = try await RunningListener.start(ken)
-        let service = MessageService(home: mei.home, clock: { 1_800_000_000 })
-        let sent = try await service.send(
-            text: "gone in a minute", to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: 60, once: false,
-            peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
+        let (_, ken, listener, sent) = try await Self.sendToListeningKen("gone in a minute", lifetime: 60)
         _ = try await listener.stop()
         let id = Data(sent.envelope.id), box = Data(sent.envelope.box.prefix(48))
         func homeBytes() throws -> [String: Data] {
