@@ -228,11 +228,22 @@ import Testing
 
     static var script: String { Fixtures.root.appendingPathComponent("scripts/netns.sh").path }
 
-    /// Creates hosts PREFIX1…PREFIXn with `netns.sh SETUP` and returns their teardown.
+    /// Holds the machine-wide lock on test namespaces until the returned closure runs: two suites
+    /// (or two checkouts' suites) making namespaces of the same names at once would tear down each
+    /// other's hosts.
+    static func lockNamespaces() -> () -> Void {
+        let fd = open("/tmp/meishi-netns.lock", O_RDWR | O_CREAT, 0o600)
+        if fd >= 0 { _ = flock(fd, LOCK_EX) }
+        return { if fd >= 0 { close(fd) } }
+    }
+
+    /// Creates hosts PREFIX1…PREFIXn with `netns.sh SETUP` and returns their teardown, holding the
+    /// namespace lock (`lockNamespaces`) until then.
     static func hosts(_ prefix: String, _ n: Int, setup: String = "up") throws -> () -> Void {
+        let unlock = lockNamespaces()
         _ = try sh([script, "down", prefix, "\(n)"])
         #expect(try sh([script, setup, prefix, "\(n)"]) == 0)
-        return { _ = try? sh([script, "down", prefix, "\(n)"]) }
+        return { _ = try? sh([script, "down", prefix, "\(n)"]); unlock() }
     }
 
     /// Runs `meishi exchange` in namespace `ns` with `home`, returning the process and its stdout pipe.
@@ -328,6 +339,8 @@ import Testing
     /// Multicast on a loopback interface that supports it (one namespace, `lo` with MULTICAST on).
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func multicastOnLoopback() throws {
+        let unlock = Self.lockNamespaces()
+        defer { unlock() }
         _ = try Self.sh(["ip netns del mtlo 2>/dev/null"])
         #expect(try Self.sh(["ip netns add mtlo && ip -n mtlo link set lo up multicast on && ip -n mtlo route add 224.0.0.0/4 dev lo"]) == 0)
         defer { _ = try? Self.sh(["ip netns del mtlo"]) }
