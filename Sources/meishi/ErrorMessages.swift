@@ -269,6 +269,11 @@ extension MeishiFailure {
         MeishiFailure("cannot start the editor \(editor): \(reason)", hint: "set EDITOR", status: .unavailable)
     }
 
+    /// Ctrl-C (or Ctrl-\) ended the editor.
+    static func editorInterrupted(_ editor: String) -> MeishiFailure {
+        MeishiFailure("the editor \(editor) was interrupted; your card is unchanged", status: .failure)
+    }
+
     static func editorFailed(_ editor: String, status: Int32) -> MeishiFailure {
         MeishiFailure("the editor \(editor) failed (exit \(status)); your card is unchanged", status: .failure)
     }
