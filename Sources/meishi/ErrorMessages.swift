@@ -412,6 +412,19 @@ extension MeishiFailure {
     }
 }
 
+/// `contacts export`'s notes.
+extension MeishiFailure {
+    /// Kept properties of `contact` that a vCard cannot hold.
+    static func exportDropped(_ contact: Contact, _ omissions: [VCardOmission]) -> String {
+        let binary = omissions.filter { $0.reason == .binaryAsText }.map(\.property)
+        let second = omissions.filter { $0.reason == .second }.map(\.property)
+        var why: [String] = []
+        if !binary.isEmpty { why.append("\(binary.joined(separator: ", ")) (binary data an earlier meishi imported as text)") }
+        if !second.isEmpty { why.append("a second \(second.joined(separator: ", ")) (a vCard holds one; the store keeps both)") }
+        return "#\(contact.id ?? 0) \(CardRendering.name(contact.name)): left out " + Console.safe(why.joined(separator: " and "))
+    }
+}
+
 /// Passphrases and the identity's key files.
 extension MeishiFailure {
     /// Passphrases a person at a terminal may try on one key.
