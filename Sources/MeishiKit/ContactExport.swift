@@ -55,9 +55,11 @@ public enum ContactExport {
     /// Writes `contacts` into a vdir (the vdirsyncer storage format khard and others read): one
     /// file per contact named after its `UID` (`did-key-z6Mk….vcf`), so the same contact
     /// always lands in the same file; a file is rewritten only when its text changed, each
-    /// atomically, mode 0600. Files meishi wrote before (they hold `X-MEISHI-TRUST`) whose
-    /// contact is not among `contacts` are removed; other programs' files are left alone.
-    public static func writeDirectory(_ contacts: [Contact], to dir: String, version: VCardVersion, home: Home) throws(MeishiError) -> DirectoryResult {
+    /// atomically, mode 0600. With `pruning` (every contact is being written), files meishi
+    /// wrote before (they hold `X-MEISHI-TRUST`) whose contact is not among `contacts` are
+    /// removed; other programs' files are always left alone.
+    public static func writeDirectory(_ contacts: [Contact], to dir: String, version: VCardVersion, pruning: Bool,
+                                      home: Home) throws(MeishiError) -> DirectoryResult {
         if !SecureFile.exists(dir), mkdir(dir, 0o700) != 0 { throw .cannotWrite(path: dir, reason: String(cString: strerror(errno))) }
         guard SecureFile.isDirectory(dir) else { throw .cannotWrite(path: dir, reason: "it is not a directory") }
         var result = DirectoryResult()
@@ -75,6 +77,7 @@ public enum ContactExport {
             try SecureFile.writeOutput(bytes, to: path, mode: 0o600, home: home)
             if old == nil { result.created += 1 } else { result.updated += 1 }
         }
+        guard pruning else { return result }
         let entries: [String]
         do { entries = try FileManager.default.contentsOfDirectory(atPath: dir) } catch {
             throw .cannotRead(path: dir, reason: "cannot list it", missing: false)

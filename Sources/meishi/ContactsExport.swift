@@ -17,9 +17,9 @@ struct ContactsExport: SynchronousCommand {
             verified card, use 'meishi contacts share'.
 
             With --vdir DIR, one file per contact in DIR (a vdir, as khard and vdirsyncer read it), \
-            named after its UID: a file is rewritten only when the contact changed, and the files of \
-            contacts no longer exported are removed (only files meishi wrote: other programs' files \
-            stay).
+            named after its UID: a file is rewritten only when the contact changed. Without REF, the \
+            files of contacts no longer in the store are removed (only files meishi wrote: other \
+            programs' files stay); with REF, only those contacts are written.
 
             Examples:
               meishi contacts export -o all.vcf
@@ -72,7 +72,7 @@ struct ContactsExport: SynchronousCommand {
         } catch { throw MeishiError.store(error) }
         let version = VCardVersion(rawValue: vcardVersion)!
         if let vdir {
-            let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, home: session.home)
+            let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, pruning: refs.isEmpty, home: session.home)
             Self.noteDropped(r.dropped, ctx)
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (vCard \(vcardVersion)) to \(vdir): "
                          + "\(r.created) new, \(r.updated) updated, \(r.unchanged) unchanged, \(r.removed) removed")

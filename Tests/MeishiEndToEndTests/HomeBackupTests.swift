@@ -112,21 +112,26 @@ import Testing
     /// imports holds the store between two imports, never in the middle of one.
     @Test func backupWhileAnotherProcessWritesIsConsistent() throws {
         let mei = try CLI.initialised()
-        let batch = 400
+        let batch = 400, batches = 15
         var files: [String] = []
-        for b in 0..<6 {
+        for b in 0..<batches {
             var text = ""
             for i in 0..<batch { text += "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Person \(b)-\(i)\r\nEMAIL:p\(b)-\(i)@example.org\r\nEND:VCARD\r\n" }
             files.append(try mei.file("batch\(b).vcf", Data(text.utf8)))
         }
-        #expect(try mei("contacts", "import", files[0]).status == 0)
+        func count(_ cli: CLI) throws -> Int { (try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.count ?? -1 }
+        // The store exists before two processes use it (a first use from two at once is issue 21 point 5).
+        #expect(try count(mei) == 0)
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", files.dropFirst().map { "\"$0\" contacts import --no-merge \($0) >/dev/null || exit 1" }.joined(separator: "; "), CLI.binary]
+        writer.arguments = ["-c", files.map { "\"$0\" contacts import --no-merge \($0) >/dev/null || exit 1" }.joined(separator: "; "), CLI.binary]
         var env = ProcessInfo.processInfo.environment
         env["MEISHI_HOME"] = mei.home
         writer.environment = env
         try writer.run()
+        // Backups start once the writer is under way (two batches in), long before it ends.
+        let deadline = Date().addingTimeInterval(120)
+        while try count(mei) < 2 * batch, Date() < deadline { usleep(50_000) }
         var backups: [String] = []
         for n in 0..<3 {
             let file = Self.scratch(mei) + "/during-\(n).backup"
@@ -136,17 +141,21 @@ import Testing
         }
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
+        var counts: [Int] = []
         for file in backups {
             let restored = CLI(home: Fixtures.temporaryDirectory() + "/home")
             #expect(try restored.run(["restore", file], extraEnvironment: Self.passphrase).status == 0)
-            let count = (try restored("contacts", "list", "--json").json["contacts"] as? [Any])?.count ?? -1
-            #expect(count > 0 && count % batch == 0, "a backup holds \(count) contacts: part of an import")
+            let n = try count(restored)
+            counts.append(n)
+            #expect(n >= 2 * batch && n % batch == 0, "a backup holds \(n) contacts: part of an import")
             if let python = CLI.venvPython(importing: "cryptography") {
                 let (status, out) = try InteropTests.run(python, [Fixtures.root.appendingPathComponent("tools/verify-home-backup.py").path, file,
                                                                   Self.passphrase["MEISHI_PASSPHRASE"]!])
-                #expect(status == 0 && out.contains("\"contacts\": \(count)"), "\(out)")
+                #expect(status == 0 && out.contains("\"contacts\": \(n)"), "\(out)")
             }
         }
+        // The first backup was taken while the writer had batches left.
+        #expect(counts.first.map { $0 < batch * batches } == true, "\(counts)")
     }
 
     /// fixtures/home/backup-v1.backup (docs/PROTOCOL.md 3.1.2) restores, and the independent

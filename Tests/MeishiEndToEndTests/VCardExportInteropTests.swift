@@ -102,7 +102,11 @@ import Testing
         #expect(again.stderr.contains("0 new, 0 updated, 2 unchanged, 0 removed"), "\(again.stderr)")
         for f in files { #expect(try FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.systemFileNumber] as? UInt64 == inode[f]) }
 
+        // Exporting one contact writes its file and removes none.
+        let one = try cli("contacts", "export", "--vdir", dir, "Alice Smith")
+        #expect(one.stderr.contains("0 new, 0 updated, 1 unchanged, 0 removed") && Self.vcfFiles(dir).count == 3, "\(one.stderr)")
         #expect(try cli("contacts", "delete", "Ken Sato", "--yes").status == 0)
+        #expect(try cli("contacts", "export", "--vdir", dir, "Alice Smith").stderr.contains(" 0 removed"))
         let pruned = try cli("contacts", "export", "--vdir", dir)
         #expect(pruned.stderr.contains(" 1 removed"), "\(pruned.stderr)")
         #expect(Self.vcfFiles(dir).contains("other.vcf") && Self.vcfFiles(dir).count == 2)
