@@ -4,7 +4,9 @@ it, for the tests of what needs a real terminal (`meishi card edit` with a real 
 
 usage: pty-session.py STEPS-JSON COMMAND [ARG...]
 STEPS-JSON is a list of steps: ["expect", TEXT] waits (15 s at most) until the terminal has shown
-TEXT since the last expect; ["send", KEYS] types KEYS; ["sleep", SECONDS].
+TEXT since the last expect; ["send", KEYS] types KEYS; ["sleep", SECONDS]; ["stopped", 0] waits
+(15 s at most) until COMMAND is stopped (state T), as a shell would see a job suspended with Ctrl-Z;
+["continue", 0] sends it SIGCONT, as the shell's `fg` does.
 Prints {"status": EXIT or -SIGNAL or null, "failedStep": INDEX or null, "output": TEXT} and exits 0;
 a step that times out, or a command still running 15 s after the last step, is reported as
 failedStep (then every process of the terminal's session is killed).
@@ -33,6 +35,14 @@ def session_processes(sid):
             except OSError:
                 pass
     return pids
+
+
+def is_stopped(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "T"
+    except OSError:
+        return False
 
 
 def main():
@@ -69,6 +79,15 @@ def main():
             os.write(fd, arg.encode())
         elif kind == "sleep":
             time.sleep(arg)
+        elif kind == "continue":
+            os.kill(pid, signal.SIGCONT)
+        elif kind == "stopped":
+            deadline = time.monotonic() + STEP_SECONDS
+            while not is_stopped(pid) and time.monotonic() < deadline:
+                read(time.monotonic() + 0.1)
+            if not is_stopped(pid):
+                failed = i
+                break
         elif kind == "expect":
             deadline = time.monotonic() + STEP_SECONDS
             want = arg.encode()

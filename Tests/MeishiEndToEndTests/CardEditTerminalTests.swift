@@ -58,6 +58,25 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
     }
 
+    /// Ctrl-Z in vi suspends the job as a shell sees it: meishi stops too, with the terminal taken
+    /// back; on `fg` (SIGCONT) vi has the terminal again and the edit goes on.
+    @Test(.enabled(if: toolsPresent, "skipped: needs python3 and vi"))
+    func ctrlZSuspendsAndFgResumes() throws {
+        let mei = try CLI.withCard()
+        let s = try Self.edit(mei, editor: "vi", [
+            ["expect", "FIELD [LEVEL]: VALUE"],
+            ["send", "\u{1A}"],
+            ["stopped", 0],
+            ["continue", 0],
+            ["sleep", 0.5],
+            ["send", "Gotitle: Engineer from vi\u{1B}"],
+            ["send", ":wq\r"],
+            ["expect", "saved your card"],
+        ])
+        #expect(s.failedStep == nil && s.status == 0, "\(s.failedStep.map(String.init) ?? "-"): \(s.output.suffix(600))")
+        #expect(try Self.title(mei) == "Engineer from vi")
+    }
+
     @Test(.enabled(if: toolsPresent, "skipped: needs python3 and vi"))
     func ctrlCReachesTheEditorAloneAndLeavesNoFile() throws {
         let mei = try CLI.withCard()
