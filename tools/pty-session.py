@@ -6,7 +6,7 @@ usage: pty-session.py STEPS-JSON COMMAND [ARG...]
 STEPS-JSON is a list of steps: ["expect", TEXT] waits (15 s at most) until the terminal has shown
 TEXT since the last expect; ["send", KEYS] types KEYS; ["sleep", SECONDS]; ["stopped", 0] waits
 (15 s at most) until COMMAND is stopped (state T), as a shell would see a job suspended with Ctrl-Z;
-["continue", 0] sends it SIGCONT, as the shell's `fg` does.
+["continue", 0] sends it SIGCONT, as the shell's `fg` does; ["signal", NAME] sends it SIGNAME.
 Prints {"status": EXIT or -SIGNAL or null, "failedStep": INDEX or null, "output": TEXT} and exits 0;
 a step that times out, or a command still running 15 s after the last step, is reported as
 failedStep (then every process of the terminal's session is killed).
@@ -81,6 +81,8 @@ def main():
             time.sleep(arg)
         elif kind == "continue":
             os.kill(pid, signal.SIGCONT)
+        elif kind == "signal":
+            os.kill(pid, getattr(signal, "SIG" + arg))
         elif kind == "stopped":
             deadline = time.monotonic() + STEP_SECONDS
             while not is_stopped(pid) and time.monotonic() < deadline:

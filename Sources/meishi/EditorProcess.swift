@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs `$VISUAL`/`$EDITOR` at the terminal the way git does: `/bin/sh -c 'EDITOR "$1"'`, with
 /// the terminal handed to it for as long as it runs.
@@ -11,9 +12,10 @@ import Foundation
 /// terminal back on `fg`). SIGTTOU is ignored around each `tcsetpgrp`, which a process outside
 /// the foreground group may call only so. Without a terminal, or in the background, the editor
 /// runs in meishi's group. Either way SIGINT and SIGQUIT are ignored by meishi while it waits,
-/// so Ctrl-C ends the editor and never meishi, which then removes its temporary file.
+/// so Ctrl-C ends the editor and never meishi, and SIGTERM and SIGHUP sent to meishi are passed
+/// on to the editor: meishi outlives it and removes its temporary file.
 enum EditorProcess {
-    /// The editor's exit status, or 128 + the signal that ended it.
+    /// The editor's exit status, or 128 + the signal that ended it (or that meishi passed on to it).
     static func run(_ editor: String, _ path: String, environment: [String: String]) throws -> Int32 {
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
         defer { if tty >= 0 { close(tty) } }
@@ -29,6 +31,14 @@ enum EditorProcess {
         let pid = try spawn(["/bin/sh", "-c", editor + " \"$1\"", editor, path], environment: environment, ownGroup: foreground)
         if foreground { give(tty, to: pid) }
         defer { if foreground { give(tty, to: getpgrp()) } }
+        let passedOn = PassedOnSignal()
+        let stops = [SIGTERM, SIGHUP].map { number in
+            SignalStop([number]) {
+                passedOn.value.store(number, ordering: .relaxed)
+                kill(foreground ? -pid : pid, number)
+            }
+        }
+        defer { stops.forEach { $0.release() } }
         var status: Int32 = 0
         while true {
             if waitpid(pid, &status, WUNTRACED) < 0 {
@@ -46,7 +56,14 @@ enum EditorProcess {
             give(tty, to: pid)
         }
         let terminatingSignal = status & 0x7F
+        let passed = passedOn.value.load(ordering: .relaxed)
+        if passed != 0 { return 128 + passed }
         return terminatingSignal == 0 ? (status >> 8) & 0xFF : 128 + terminatingSignal
+    }
+
+    /// The signal passed on to the editor, 0 for none.
+    private final class PassedOnSignal: Sendable {
+        let value = Atomic<Int32>(0)
     }
 
     /// Makes `group` the terminal's foreground group and continues it (a process that touched

@@ -279,7 +279,7 @@ extension MeishiFailure {
         MeishiFailure("cannot start the editor \(editor): \(reason)", hint: "set EDITOR", status: .unavailable)
     }
 
-    /// Ctrl-C (or Ctrl-\) ended the editor.
+    /// Ctrl-C (or Ctrl-\) ended the editor, or meishi was told to stop (SIGTERM, SIGHUP) and passed it on.
     static func editorInterrupted(_ editor: String) -> MeishiFailure {
         MeishiFailure("the editor \(editor) was interrupted; your card is unchanged", status: .failure)
     }

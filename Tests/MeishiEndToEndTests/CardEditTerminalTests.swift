@@ -102,4 +102,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
         #expect(try Self.title(mei) == nil)
     }
+
+    /// SIGTERM or a hangup sent to meishi while vi is open is passed on to vi: meishi outlives it,
+    /// says so and removes its file.
+    @Test(.enabled(if: toolsPresent, "skipped: needs python3 and vi"), arguments: ["TERM", "HUP"])
+    func terminationIsPassedOnToTheEditor(signal: String) throws {
+        let mei = try CLI.withCard()
+        let s = try Self.edit(mei, editor: "vi", [
+            ["expect", "FIELD [LEVEL]: VALUE"],
+            ["signal", signal],
+            ["expect", "was interrupted; your card is unchanged"],
+        ])
+        #expect(s.failedStep == nil && s.status == 1, "\(s.output.suffix(600))")
+        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+    }
 }

@@ -102,6 +102,12 @@ import Testing
         #expect(again.stderr.contains("0 new, 0 updated, 2 unchanged, 0 removed"), "\(again.stderr)")
         for f in files { #expect(try FileManager.default.attributesOfItem(atPath: dir + "/" + f)[.systemFileNumber] as? UInt64 == inode[f]) }
 
+        // A contact that changed is rewritten in its own file.
+        let more = try cli.file("alice.vcf", Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nEMAIL:alice@example.org\r\nTEL:+1 555 0100\r\nEND:VCARD\r\n".utf8))
+        #expect(try cli("contacts", "import", more).status == 0)
+        let changed = try cli("contacts", "export", "--vdir", dir)
+        #expect(changed.stderr.contains("0 new, 1 updated, 1 unchanged, 0 removed") && Self.vcfFiles(dir).count == 3, "\(changed.stderr)")
+        #expect(try files.contains { try String(contentsOfFile: dir + "/" + $0, encoding: .utf8).contains("TEL;VALUE=text:+1 555 0100") })
         // Exporting one contact writes its file and removes none.
         let one = try cli("contacts", "export", "--vdir", dir, "Alice Smith")
         #expect(one.stderr.contains("0 new, 0 updated, 1 unchanged, 0 removed") && Self.vcfFiles(dir).count == 3, "\(one.stderr)")
