@@ -19,11 +19,6 @@ public enum ContactExport {
                           trust: c.trust.rawValue, revision: c.cardTimestamp, extras: VCardExtras(json: c.vcard))
     }
 
-    /// All of `contacts` as one vCard file.
-    public static func vcards(_ contacts: [Contact], version: VCardVersion) -> String {
-        vcardsNoting(contacts, version: version).text
-    }
-
     /// Kept properties of one contact left out of an export (see `VCardOmission`).
     public struct Dropped: Equatable, Sendable {
         public var contact: Contact
@@ -31,7 +26,7 @@ public enum ContactExport {
     }
 
     /// All of `contacts` as one vCard file, and what had to be left out.
-    public static func vcardsNoting(_ contacts: [Contact], version: VCardVersion) -> (text: String, dropped: [Dropped]) {
+    public static func vcards(_ contacts: [Contact], version: VCardVersion) -> (text: String, dropped: [Dropped]) {
         var text = ""
         var dropped: [Dropped] = []
         for c in contacts {

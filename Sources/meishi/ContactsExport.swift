@@ -81,7 +81,7 @@ struct ContactsExport: SynchronousCommand {
         let bytes: [UInt8]
         switch format {
         case .vcard:
-            let (text, dropped) = ContactExport.vcardsNoting(contacts, version: version)
+            let (text, dropped) = ContactExport.vcards(contacts, version: version)
             Self.noteDropped(dropped, ctx)
             bytes = Array(text.utf8)
         case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
