@@ -42,7 +42,9 @@ struct Backup: SynchronousCommand {
         guard output != "-" else { return ctx.out.bytes(bytes) }
         // Created exclusively: a file that appeared while the passphrases were typed is not overwritten either.
         do { try SecureFile.create(bytes, at: output) } catch .alreadyExists { throw MeishiFailure.homeBackupFileExists(output) }
-        ctx.out.note("wrote an encrypted backup of this home (\(MeishiFailure.size(bytes.count))) to \(output)")
+        let size = bytes.count >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes.count) / 1048576)
+            : "\((bytes.count + 1023) >> 10) KiB"
+        ctx.out.note("wrote an encrypted backup of this home (\(size)) to \(output)")
     }
 }
 
