@@ -147,6 +147,11 @@ extension MeishiFailure {
         case .severalValues(let f, let values):
             self.init("your card has \(values.count) \(f) values: " + values.map { "\"\($0)\"" }.joined(separator: ", "),
                       hint: "name the one to remove: meishi card unset \(f) VALUE", status: .usage)
+        case .severalValuesToReplace(let f, let values):
+            self.init("your card has \(values.count) \(f) values: " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+                      + "; 'card set' would replace them all",
+                      hint: "name the one to replace with --replace VALUE; add another with 'meishi card add \(f) VALUE', "
+                      + "or remove one with 'meishi card unset \(f) VALUE'", status: .usage)
         case .noName: self.init("your card has no name", hint: "meishi card set name \"Your Name\"", status: .dataError)
         case .nameNotShared(let level):
             self.init("your name is not shared at level \(level.rawValue)",
@@ -203,6 +208,12 @@ extension MeishiFailure {
                       status: .dataError)
         case .nulCharacter(let field):
             self.init("refusing to store a contact whose \(field) holds a NUL character", status: .dataError)
+        case .noRecordedMerge(let id, let name):
+            self.init("cannot split #\(id) \(Console.safe(name ?? "(no name)")): no merge into it is recorded, so the store cannot "
+                      + "tell which of its values came from which card",
+                      hint: "merges made before meishi recorded them cannot be undone: delete the contact (meishi contacts delete \(id)) "
+                      + "and import the original files again; cards of different names no longer merge",
+                      status: .dataError)
         }
     }
 
