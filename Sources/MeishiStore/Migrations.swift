@@ -161,5 +161,13 @@ extension ContactStore {
             guard errno == EINTR else { throw StoreError.unavailable("migration lock: " + String(cString: strerror(errno))) }
         }
         if try !isCurrent() { try Self.migrator.migrate(pool) }
+        // Another process may have migrated while this one waited: its connection still holds
+        // the schema it read before (no tables), and a PRAGMA such as GRDB's primary-key lookup
+        // answers from it ("no such table: contact"). Reading the schema table checks SQLite's
+        // schema cookie and reloads it; GRDB's own cache is cleared too.
+        try pool.writeWithoutTransaction { db in
+            _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master")
+            db.clearSchemaCache()
+        }
     }
 }
