@@ -143,15 +143,18 @@ extension ContactStore {
         return out
     }
 
-    /// Keeps `incoming`'s signed card in the history of the contact `id` (once per card: the same
+    /// Keeps the signed cards of `received` in the history of `contact` (once per card: the same
     /// bytes again are not kept twice) and refreshes the contact's `earlierFields` from it.
-    static func keepCard(_ incoming: Contact, of contact: inout Contact, in db: Database) throws {
-        guard incoming.trust > .unsigned, let payload = incoming.payload, let id = contact.id else { return }
-        let known = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM contact_card WHERE contactId = ? AND payload = ?)",
-                                      arguments: [id, payload]) ?? false
-        if !known {
-            var card = ReceivedCard(contactID: id, incoming)
-            try card.insert(db)
+    static func keepCards(_ received: [Contact], of contact: inout Contact, in db: Database) throws {
+        guard let id = contact.id else { return }
+        for incoming in received where incoming.trust > .unsigned {
+            guard let payload = incoming.payload else { continue }
+            let known = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM contact_card WHERE contactId = ? AND payload = ?)"),
+                                          arguments: [id, payload]) ?? false
+            if !known {
+                var card = ReceivedCard(contactID: id, incoming)
+                try card.insert(db)
+            }
         }
         let cards = try history(of: id, in: db)
         let earlier = earlierValues(of: contact, history: cards)

@@ -183,7 +183,7 @@ public final class ContactStore: Sendable {
             let downgrade = incoming.trust == .unsigned && existing.trust > .unsigned
             guard incoming.cardTimestamp > existing.cardTimestamp, !downgrade else {
                 existing.trust = max(existing.trust, incoming.trust)
-                if !downgrade { try keepCard(incoming, of: &existing, in: db) }
+                if !downgrade { try keepCards([existing, incoming], of: &existing, in: db) }
                 try existing.update(db)
                 return .unchanged(existing)
             }
@@ -193,7 +193,8 @@ public final class ContactStore: Sendable {
             updated.trust = max(existing.trust, incoming.trust)
             updated.unsignedFields = existing.unsignedFields
             updated.vcard = existing.vcard
-            try keepCard(incoming, of: &updated, in: db)
+            // The card it replaces first, should it not be kept yet (stored by `insertAll`).
+            try keepCards([existing, incoming], of: &updated, in: db)
             let conflicts = try conflicts(for: updated, in: db)
             updated.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
             try updated.update(db)
@@ -203,7 +204,7 @@ public final class ContactStore: Sendable {
             return .updated(updated, conflicts: conflicts)
         }
         var (added, conflicts) = try insertNew(incoming, in: db)
-        try keepCard(incoming, of: &added, in: db)
+        try keepCards([incoming], of: &added, in: db)
         return .added(added, conflicts: conflicts)
     }
 

@@ -151,6 +151,8 @@ enum CardRendering {
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }
         // What earlier cards said that the current one (`fields`) does not.
         if let e = c.earlierFields { obj["earlierFields"] = fields(e) }
+        // On a card that just replaced another (exchange, scan, contacts add): what changed, in words.
+        if c.replaced != nil { obj["changes"] = .array(c.changes.map { .string(change($0)) }) }
         if let earlier {
             obj["earlierCards"] = .array(earlier.map { group in
                 .object(["received": .number(Double(group.card.received)), "cardTimestamp": .number(Double(group.card.cardTimestamp)),

@@ -14,7 +14,7 @@ struct ContactsImport: SynchronousCommand {
             merges into an unsigned contact of the same person only: the same name (compared as the \
             impersonation check compares names) and a shared email or phone; it adds only what is \
             missing (--no-merge keeps it apart; 'meishi contacts split' undoes a merge). A card sharing \
-            an email or phone with a contact of another name is kept apart, and the import says so; into a verified contact only when it carries that contact's DID \
+            an email or phone with a contact of another name is kept apart, and the import says so. It merges into a verified contact only when it carries that contact's DID \
             in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
             name, email or phone under another or no DID is kept apart and flagged as a possible \
             impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \

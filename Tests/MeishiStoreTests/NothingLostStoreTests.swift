@@ -133,6 +133,17 @@ import MeishiCard
                                                           .url: ["https://mei.example"]])
     }
 
+    /// A card stored without its history row (`insertAll`, the bulk path) is kept when a newer
+    /// one replaces it, so what it said is not lost either.
+    @Test func aCardStoredInBulkIsKeptWhenReplaced() throws {
+        let store = try ContactStore(path: path)
+        try store.insertAll([signed([.name: ["Mei Tanaka"], .email: ["mei@example.org"]], ts: 100, payload: "bulk")])
+        #expect(try store.history(of: 1).isEmpty)
+        _ = try store.store(signed([.name: ["Mei Tanaka"]], ts: 200, level: .public, payload: "newer"))
+        #expect(try store.history(of: 1).map(\.payload) == [Data("newer".utf8), Data("bulk".utf8)])
+        #expect(try store.resolve("1").earlierFields == [.email: ["mei@example.org"]])
+    }
+
     /// `v5-card-history` carries the card every verified contact held into its history; the
     /// migrations live in one list, in their shipped order.
     @Test func historyMigrationCarriesStoredCards() throws {
