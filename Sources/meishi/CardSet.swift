@@ -27,7 +27,9 @@ struct CardSet: SynchronousCommand {
         try editCard(global, ctx) { card throws(CardError) in
             let held = (card.fields[field] ?? []).map(\.value)
             var old = replace
-            if old == nil, held.count > 1 { old = try Self.choose(field, held, ctx.terminal) }
+            if old == nil, held.count > 1 {
+                old = try ctx.terminal.chooseValue(of: field, held, to: "Replace", refusal: .severalValuesToReplace(field, held))
+            }
             guard let old else {
                 try card.set(field, arguments.value, level: arguments.level)
                 let v = card.fields[field]![0]
@@ -40,17 +42,5 @@ struct CardSet: SynchronousCommand {
             return "\(field) = \(CardRendering.multiline(v.value, indent: field.rawValue.count + 3)) (\(v.level.rawValue)), "
                 + "replacing \(Console.safe(old))"
         }
-    }
-
-    /// Which of several values to replace: asked on a terminal (nil: all of them), else refused.
-    static func choose(_ field: FieldName, _ values: [String], _ terminal: TerminalIO) throws(CardError) -> String? {
-        guard terminal.isInteractive else { throw .severalValuesToReplace(field, values) }
-        var question = "your card has \(values.count) \(field) values:\n"
-        for (n, v) in values.enumerated() { question += "  \(n + 1)) \(Console.safe(v))\n" }
-        question += "Replace which? [1-\(values.count), or a for all] "
-        let answer = terminal.ask(question, timeout: nil)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        if answer == "a" || answer == "all" { return nil }
-        guard let n = Int(answer), (1...values.count).contains(n) else { throw .severalValuesToReplace(field, values) }
-        return values[n - 1]
     }
 }
