@@ -182,6 +182,9 @@ extension Console {
         }
     }
 
+    /// Most look-alike warnings about one contact; the rest are counted in one line.
+    static let lookAlikesWarnedPerContact = 3
+
     /// A warning on stderr for each stored contact the new card may impersonate.
     func warnConflicts(_ outcome: StoreOutcome) {
         let c = outcome.contact
@@ -193,7 +196,14 @@ extension Console {
     /// later, which is not always the card that just arrived (the real Ken exchanging after a
     /// fake one was stored).
     func warnConflicts(_ c: Contact, who: String, _ others: [Contact], sharing: String) {
-        for other in others {
+        // A name thousands share (an import of a company directory) would otherwise print up to
+        // `maximumLookAlikes` lines per card.
+        defer {
+            if others.count > Self.lookAlikesWarnedPerContact {
+                warn(MeishiFailure.moreLookAlikes(others.count - Self.lookAlikesWarnedPerContact, of: who, id: c.id ?? 0))
+            }
+        }
+        for other in others.prefix(Self.lookAlikesWarnedPerContact) {
             if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
                 warn(MeishiFailure.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
             } else {

@@ -411,6 +411,12 @@ extension MeishiFailure {
         "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
     }
 
+    /// More look-alikes of `who` (#`id`) than are warned about one by one (`n` or more: a
+    /// contact records the first `ContactStore.maximumLookAlikes`).
+    static func moreLookAlikes(_ n: Int, of who: String, id: Int64) -> String {
+        "\(who) (#\(id)) also shares its name or email with \(n) or more other contacts: see 'meishi contacts show \(id)'"
+    }
+
     /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.
     static func impersonatedBy(other: Contact, of who: String, id: Int64, sharing: String) -> String {
         "contact #\(other.id ?? 0) \(Console.safe(other.name ?? other.did)) (\(other.did)), stored later, uses the same \(sharing) as "

@@ -92,6 +92,20 @@ import Testing
         }
     }
 
+    /// Issue 22 finding 2 on the terminal: a card with many look-alikes gets three warnings
+    /// naming them and one counting the rest, not one line per look-alike.
+    @Test func manyLookAlikesAreCountedNotListed() throws {
+        let cli = try CLI.initialised()
+        let text = (0..<40).map { "BEGIN:VCARD\nVERSION:3.0\nFN:Alice\nEMAIL:alice\($0)@example.org\nEND:VCARD\n" }.joined()
+        let r = try cli("contacts", "import", try cli.file("alices.vcf", Data(text.utf8)))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasSuffix("40 imported, 0 merged, 0 skipped\n"))
+        let warnings = r.stderr.split(separator: "\n")
+        #expect(warnings.count <= 40 * 4, "\(warnings.count) warning lines")
+        #expect(r.stderr.contains("meishi: warning: Alice (#40) also shares its name or email with 13 or more other contacts: "
+                                  + "see 'meishi contacts show 40'"), "\(r.stderr.suffix(600))")
+    }
+
     /// Seen 2: Ken holds Mei's professional card (email, two phones); they meet again and Mei
     /// shares --level public. The exchange says what changed, `contacts show` keeps the email
     /// and phones from the earlier card (apart in --json), and the export writes them all.
