@@ -178,12 +178,13 @@ public final class ContactStore: Sendable {
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
         try refuseNUL(incoming)
         if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
+            let stored = existing  // as it arrived, for the history
             existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
             // Unsigned data never replaces what a signature vouched for.
             let downgrade = incoming.trust == .unsigned && existing.trust > .unsigned
             guard incoming.cardTimestamp > existing.cardTimestamp, !downgrade else {
                 existing.trust = max(existing.trust, incoming.trust)
-                if !downgrade { try keepCards([existing, incoming], of: &existing, in: db) }
+                if !downgrade { try keepCards([stored, incoming], of: &existing, in: db) }
                 try existing.update(db)
                 return .unchanged(existing)
             }
@@ -194,7 +195,7 @@ public final class ContactStore: Sendable {
             updated.unsignedFields = existing.unsignedFields
             updated.vcard = existing.vcard
             // The card it replaces first, should it not be kept yet (stored by `insertAll`).
-            try keepCards([existing, incoming], of: &updated, in: db)
+            try keepCards([stored, incoming], of: &updated, in: db)
             let conflicts = try conflicts(for: updated, in: db)
             updated.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
             try updated.update(db)

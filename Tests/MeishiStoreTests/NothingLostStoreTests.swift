@@ -141,6 +141,7 @@ import MeishiCard
         #expect(try store.history(of: 1).isEmpty)
         _ = try store.store(signed([.name: ["Mei Tanaka"]], ts: 200, level: .public, payload: "newer"))
         #expect(try store.history(of: 1).map(\.payload) == [Data("newer".utf8), Data("bulk".utf8)])
+        #expect(try store.history(of: 1).map(\.received) == [205, 105])
         #expect(try store.resolve("1").earlierFields == [.email: ["mei@example.org"]])
     }
 
