@@ -117,42 +117,46 @@ extension ContactStore {
         return .imported(added, conflicts: conflicts, sharing: sharing)
     }
 
-    /// Whether two cards name the same person: equal `NameSkeleton.folded` keys (case, width,
-    /// look-alike letters and invisible characters aside), or no name on either.
-    static func sameName(_ a: String?, _ b: String?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): true
-        case (let a?, let b?): NameSkeleton.folded(a) == NameSkeleton.folded(b)
-        default: false
-        }
-    }
-
     /// Most shared values an import reports per card.
     static let sharedValuesReported = 3
 
-    /// The oldest unsigned contact of the same person as `c` (the same name and a shared email or
-    /// phone, and claiming no other DID) when `merging`, and the values `c` shares with unsigned
-    /// contacts of another name, which stay apart.
+    /// The oldest unsigned contact of the same person as `c` when `merging`: the same name (equal
+    /// `NameSkeleton.folded` keys, the impersonation check's: case, width, look-alike letters and
+    /// invisible characters aside; or no name on either), a shared email or phone, and no other
+    /// DID claimed. Else the values `c` shares with unsigned contacts of another name, which stay
+    /// apart.
     static func unsignedMatch(for c: ImportedContact, merging: Bool,
                               in db: Database) throws -> (Contact?, sharing: [SharedValue]) {
         let values = [FieldName.email, .phone].flatMap { f in (c.fields[f] ?? []).map { (f, $0, Contact.normalized(f, $0)) } }
         guard !values.isEmpty else { return (nil, []) }
-        // Only the id, name and did of each candidate: a common phone number (a company's
-        // switchboard) may be shared by many contacts, and none of their cards need decoding.
-        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+        // The same name first, through the name's skeleton (an index), so that a common value (a
+        // company's switchboard, shared by hundreds) never hides the one contact of the same name.
+        let skeleton = c.name.map(NameSkeleton.folded)
+        let candidates = """
             SELECT c.id, c.name, c.did, v.field, v.normalized FROM contact_value v JOIN contact c ON c.id = v.contactId
             WHERE c.trust = 'unsigned' AND v.field IN ('email', 'phone')
-            AND v.normalized IN (\(databaseQuestionMarks(count: values.count))) ORDER BY c.id LIMIT 200
-            """), arguments: StatementArguments(values.map(\.2)))
+            AND v.normalized IN (\(databaseQuestionMarks(count: values.count)))
+            """
+        func claimsAnotherDID(_ row: Row) -> Bool {
+            let did: String = row["did"]
+            guard let claimed = c.did, did.hasPrefix("unsigned:did:") else { return false }
+            return did != "unsigned:" + claimed
+        }
+        if merging {
+            let same = try Row.fetchAll(db.cachedStatement(sql: candidates + " AND c.nameSkeleton IS ? ORDER BY c.id LIMIT 20"),
+                                        arguments: StatementArguments(values.map(\.2) + [skeleton]))
+            if let row = same.first(where: { !claimsAnotherDID($0) }) { return (try Contact.fetchOne(db, key: row["id"] as Int64), []) }
+        }
+        // Then a few of the contacts of other names sharing a value, to say so. Only their id,
+        // name and DID: none of their cards needs decoding.
+        let others = try Row.fetchAll(db.cachedStatement(sql: candidates + " AND c.nameSkeleton IS NOT ? ORDER BY c.id LIMIT 20"),
+                                      arguments: StatementArguments(values.map(\.2) + [skeleton]))
         var sharing: [SharedValue] = []
-        for row in rows {
-            let id: Int64 = row["id"], name: String? = row["name"], did: String = row["did"]
-            if let claimed = c.did, did.hasPrefix("unsigned:did:"), did != "unsigned:" + claimed { continue }
-            if merging, sameName(name, c.name) { return (try Contact.fetchOne(db, key: id), []) }
-            let field: String = row["field"], normalized: String = row["normalized"]
+        for row in others where !claimsAnotherDID(row) {
+            let id: Int64 = row["id"], field: String = row["field"], normalized: String = row["normalized"]
             guard sharing.count < sharedValuesReported, !sharing.contains(where: { $0.contactID == id && $0.field.rawValue == field }),
                   let v = values.first(where: { $0.0.rawValue == field && $0.2 == normalized }) else { continue }
-            sharing.append(SharedValue(field: v.0, value: v.1, contactID: id, contactName: name))
+            sharing.append(SharedValue(field: v.0, value: v.1, contactID: id, contactName: row["name"]))
         }
         return (nil, sharing)
     }

@@ -45,6 +45,21 @@ import MeishiCard
         #expect(try store.resolve("Bob Smith").fields[.email] == ["bob@smith.example"])
     }
 
+    /// A switchboard number many contacts of other names share never hides the one of the same
+    /// name: the same person's second card still merges into them.
+    @Test func aCommonNumberDoesNotHideTheSamePerson() throws {
+        let store = try ContactStore(path: path)
+        _ = try importing(store, (0..<250).map { card("Staff \($0)", phone: ["+1 555 0000"]) })
+        _ = try importing(store, [card("Zed Park", email: ["zed@acme.example"], phone: ["+1 555 0000"])])
+        let out = try importing(store, [card("Zed Park", email: ["zed@home.example"], phone: ["+1 555 0000"])])
+        guard case .merged(let zed, let added) = out[0] else { Issue.record("not merged: \(out[0])"); return }
+        #expect(zed.id == 251 && added == [.email: ["zed@home.example"]])
+        guard case .imported(_, _, let sharing) = try importing(store, [card("Ann New", phone: ["+1 555 0000"])])[0] else {
+            Issue.record("merged into someone else"); return
+        }
+        #expect(sharing.map(\.contactID) == [1, 2, 3])
+    }
+
     /// Two colleagues sharing info@acme.example are two contacts; `--no-merge` keeps even the
     /// same person apart; a dry run decides the same and stores nothing.
     @Test func colleaguesSharingAnAddressStayTwo() throws {
