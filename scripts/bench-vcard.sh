@@ -71,6 +71,14 @@ echo "import $n contacts (new store)      $(ms_since "$t0") ms"
 t0=$(now_ns)
 MEISHI_HOME=$home "$meishi" contacts import "$out/many.vcf" | tail -1
 echo "import the same $n again (merge)    $(ms_since "$t0") ms"
+python3 - > "$out/same-name.vcf" <<'PY'
+import sys
+for i in range(2000):
+    sys.stdout.write("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice\r\nEMAIL:alice%d@example.org\r\nEND:VCARD\r\n" % i)
+PY
+t0=$(now_ns)
+MEISHI_HOME=$out/same-name-home "$meishi" contacts import "$out/same-name.vcf" 2>/dev/null | tail -1
+echo "import 2000 cards all named Alice      $(ms_since "$t0") ms (issue 22 finding 2: over 7.5 min before)"
 t0=$(now_ns)
 MEISHI_HOME=$home "$meishi" contacts export -o "$out/export.vcf" 2>/dev/null
 echo "export $n contacts (vCard 4.0)      $(ms_since "$t0") ms, $(wc -c < "$out/export.vcf") bytes"

@@ -72,6 +72,8 @@ put("vcard", "v40", b"BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Cleo Park\r\nORG:Example\
 put("vcard", "utf16", "\ufeffBEGIN:VCARD\r\nVERSION:3.0\r\nFN:Dev Rao\r\nEND:VCARD\r\n".encode("utf-16-le"))
 put("vcard", "unterminated", b"BEGIN:VCARD\nVERSION:3.0\nFN:Half\nPHOTO;ENCODING=b:AAAA\n")
 put("vcard", "two", b"BEGIN:VCARD\nFN:A\nEND:VCARD\nBEGIN:VCARD\nFN:B\nTEL:1\nEND:VCARD\n")
+# Many cards of one name (issue 22 finding 2: each look-alike rewrote every earlier one's list).
+put("vcard", "same-name-many", b"".join(b"BEGIN:VCARD\nVERSION:3.0\nFN:Alice\nEMAIL:alice%d@example.org\nEND:VCARD\n" % i for i in range(400)))
 # Images: tiny PNM pictures here; PNG and JPEG come from qrencode and Pillow below when present.
 put("image", "pgm", b"P5\n4 4\n255\n" + bytes(range(0, 256, 16)))
 put("image", "pbm", b"P4\n8 2\n\xaa\x55")

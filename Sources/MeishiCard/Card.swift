@@ -103,6 +103,8 @@ public enum CardError: Error, Equatable, Sendable {
     case noSuchValue(FieldName)
     /// Which of a field's several values is meant was not said.
     case severalValues(FieldName, [String])
+    /// `card set` on a field of several values, without saying which one to replace.
+    case severalValuesToReplace(FieldName, [String])
     /// A share needs a name and the card has none.
     case noName
     /// The name's level is above the level of the share.
@@ -133,6 +135,15 @@ public struct Card: Equatable, Sendable {
         let old = fields[field]?.count ?? 0
         guard valueCount - old + 1 <= Self.maximumValueCount else { throw .tooManyValues(limit: Self.maximumValueCount) }
         fields[field] = [.make(field, v, level ?? field.defaultLevel)]
+    }
+
+    /// Replaces the value `old` of `field` with `value`, keeping its level unless `level` is given.
+    public mutating func replace(_ field: FieldName, _ old: String, with value: String, level: DisclosureLevel? = nil) throws(CardError) {
+        let normalized = old.precomposedStringWithCanonicalMapping
+        guard let held = fields[field], let i = held.firstIndex(where: { $0.value == normalized }) else { throw .noSuchValue(field) }
+        let v = try CardText.validated(value, for: field)
+        guard !held.indices.contains(where: { $0 != i && held[$0].value == v }) else { throw .duplicateValue(field) }
+        fields[field]![i] = .make(field, v, level ?? held[i].level)
     }
 
     /// Appends `value` to a multi-valued field.

@@ -5,11 +5,15 @@ import MeishiStore
 
 /// Turning stored contacts into vCards.
 public enum ContactExport {
-    /// The vCard of a stored contact: its fields (and any unsigned additions), its DID as `UID`
+    /// The vCard of a stored contact: its fields, then what its earlier cards said that the
+    /// current one does not (newest first), then any unsigned additions; its DID as `UID`
     /// and `X-MEISHI-DID` (a `urn:uuid:` for a contact without one), its trust, and whatever
     /// an imported vCard held beyond meishi's fields.
     public static func entry(for c: Contact) -> VCardEntry {
         var fields = c.fields
+        for (name, values) in c.earlierFields ?? [:] {
+            for v in values where !(fields[name] ?? []).contains(v) { fields[name, default: []].append(v) }
+        }
         for (name, values) in c.unsignedFields ?? [:] {
             for v in values where !(fields[name] ?? []).contains(v) { fields[name, default: []].append(v) }
         }

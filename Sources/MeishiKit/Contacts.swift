@@ -46,10 +46,26 @@ public struct ContactsService: Sendable {
         do { return try store.resolve(ref) } catch { throw .store(error) }
     }
 
+    /// The one contact `ref` names, with what its earlier signed cards said that its current
+    /// card does not (newest card first).
+    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues]) {
+        let store = try open(readOnly: true)
+        do {
+            let c = try store.resolve(ref)
+            return (c, try store.earlierValues(of: c))
+        } catch { throw .store(error) }
+    }
+
     /// Deletes the contact `ref` names and returns it.
     public func delete(_ ref: String) throws(MeishiError) -> Contact {
         let store = try open()
         do { return try store.delete(ref) } catch { throw .store(error) }
+    }
+
+    /// Undoes the latest recorded merge into the contact `ref` names (see `ContactStore.split`).
+    public func split(_ ref: String) throws(MeishiError) -> SplitOutcome {
+        let store = try open()
+        do { return try store.split(ref) } catch { throw .store(error) }
     }
 
     /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.

@@ -92,7 +92,7 @@ public enum QRService {
 
     /// Stores an unsigned contact (vCard, MECARD, Solidarity plaintext envelope or link) as
     /// `contacts import` does: merged into the verified contact whose DID it carries, or into an
-    /// unsigned one sharing an email or phone, else added under an `unsigned:` key
+    /// unsigned one of the same name sharing an email or phone, else added under an `unsigned:` key
     /// (`ContactImport.key`), so it never lands on a verified DID.
     public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {
         let outcome: ImportOutcome
@@ -102,7 +102,7 @@ public enum QRService {
                                                seen: now, dryRun: false)[0]
         } catch { throw .store(error) }
         switch outcome {
-        case .imported(let contact, let conflicts): return .added(contact, conflicts: conflicts)
+        case .imported(let contact, let conflicts, _): return .added(contact, conflicts: conflicts)
         case .merged(let contact, _): return .updated(contact, conflicts: [])
         case .unchanged(let contact): return .unchanged(contact)
         }

@@ -33,32 +33,6 @@ public struct CommonFriends: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Registers the common-friends tables (shipped names are never edited).
-    static func registerCommonFriendsMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v3-common-friends") { db in
-            try db.create(table: "friend_comparison") { t in
-                t.primaryKey("contactId", .integer).references("contact", onDelete: .cascade)
-                t.column("mode", .text).notNull()
-                t.column("at", .integer).notNull()
-                t.column("peerSetSize", .integer).notNull()
-            }
-            try db.create(table: "common_friend") { t in
-                t.column("contactId", .integer).notNull().references("friend_comparison", column: "contactId", onDelete: .cascade)
-                t.column("friendId", .integer).notNull().references("contact", onDelete: .cascade)
-                t.primaryKey(["contactId", "friendId"])
-            }
-            try db.create(index: "common_friend_on_friend", on: "common_friend", columns: ["friendId"])
-        }
-    }
-
-    /// Keeps how many friends each comparison found, so a later listing can say how many were
-    /// deleted since (registered after every v3 migration).
-    static func registerCommonFriendsFoundMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v4-common-friends-found") { db in
-            try db.alter(table: "friend_comparison") { t in t.add(column: "found", .integer) }
-        }
-    }
-
     /// The contacts a comparison may use: signed or met (never unsigned), without `excludingDID`
     /// (the peer), ordered by id; their emails and phones only when `values` (`--match`), since
     /// reading the DIDs alone skips decoding every card.

@@ -53,6 +53,12 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var unsignedFields: [FieldName: [String]]?
     /// What an imported vCard held beyond the fields (`VCardExtras` JSON), for export.
     public var vcard: String?
+    /// What the contact's earlier signed cards said that its current card does not (see
+    /// `ContactStore.earlierValues`), newest first: shown and exported after the current fields.
+    public var earlierFields: [FieldName: [String]]?
+    /// Only on the contact of an `updated` store outcome (never stored): the fields and level of
+    /// the card the new one replaced, so the caller can say what changed.
+    public var replaced: ReplacedCard?
 
     public init(id: Int64? = nil, did: String, fields: [FieldName: [String]], level: DisclosureLevel, trust: Trust,
                 source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Ed25519.PublicKey? = nil,
@@ -103,6 +109,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["nameSkeletonAsTyped"] = nameSkeletonAsTyped
         container["unsignedFields"] = unsignedFields.map(FieldsColumn.encode)
         container["vcard"] = vcard
+        container["earlierFields"] = earlierFields.map(FieldsColumn.encode)
     }
 
     /// The keys the impersonation check compares names by (`NameSkeleton`), nil without a name.
@@ -149,6 +156,16 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
             unsignedFields = decoded
         }
         vcard = row["vcard"]
+        if let json: String = row["earlierFields"] {
+            guard let decoded = FieldsColumn.decode(json) else { throw damaged("the earlierFields column is not valid") }
+            earlierFields = decoded
+        }
+    }
+
+    /// The changes from the card this one replaced to this one; empty unless `replaced` is set.
+    public var changes: [FieldChange] {
+        guard let r = replaced else { return [] }
+        return FieldChange.between(r.fields, r.level, and: fields, level)
     }
 
     /// Ids of the contacts sharing this one's name or email (stored before or after it).
@@ -175,6 +192,12 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         default: value
         }
     }
+}
+
+/// The card a newer one replaced (see `Contact.replaced`).
+public struct ReplacedCard: Equatable, Sendable {
+    public var fields: [FieldName: [String]]
+    public var level: DisclosureLevel
 }
 
 /// The one codec of the `fields` column: a JCS JSON object of field name -> array of strings.

@@ -19,10 +19,21 @@ public struct UnsignedCard: Sendable {
     }
 }
 
+/// An email or phone an imported card shares with a stored contact of another name: the two are
+/// kept apart (merging is for the same person only), and the import says so.
+public struct SharedValue: Equatable, Sendable {
+    public let field: FieldName
+    /// The value as the imported card wrote it.
+    public let value: String
+    public let contactID: Int64
+    public let contactName: String?
+}
+
 /// What importing one unsigned card (a vCard or MECARD) did.
 public enum ImportOutcome: Equatable, Sendable {
-    /// Stored as a new unsigned contact; `conflicts` are verified or other contacts it may impersonate.
-    case imported(Contact, conflicts: [Contact])
+    /// Stored as a new unsigned contact; `conflicts` are verified or other contacts it may
+    /// impersonate, `sharing` the emails and phones it shares with unsigned contacts of another name.
+    case imported(Contact, conflicts: [Contact], sharing: [SharedValue])
     /// Added what was missing to an existing contact: `added` per field. Into a verified contact
     /// (its DID in `X-MEISHI-DID`) the values land in `unsignedFields`, apart from the signed ones.
     case merged(Contact, added: [FieldName: [String]])
@@ -31,7 +42,7 @@ public enum ImportOutcome: Equatable, Sendable {
 
     public var contact: Contact {
         switch self {
-        case .imported(let c, _), .merged(let c, _), .unchanged(let c): c
+        case .imported(let c, _, _), .merged(let c, _), .unchanged(let c): c
         }
     }
 
@@ -46,21 +57,13 @@ public enum ImportOutcome: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Registers the migration that adds `unsignedFields` and `vcard` (shipped names are never edited).
-    static func registerImportMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v2-vcard-import") { db in
-            try db.alter(table: "contact") { t in
-                t.add(column: "unsignedFields", .text)
-                t.add(column: "vcard", .text)
-            }
-        }
-    }
-
     /// Imports unsigned cards in one transaction, rolled back when `dryRun`.
     ///
-    /// A card merges into an existing *unsigned* contact that shares an email or phone (unless
-    /// `merge` is false) and into the contact of its own key (a re-import), adding only what is
-    /// missing. It merges into a *verified* contact only when it carries that contact's DID, and
+    /// A card merges into an existing *unsigned* contact of the same person (unless `merge` is
+    /// false): the same name (by `NameSkeleton.folded`, as the impersonation check compares
+    /// names) and a shared email or phone; and into the contact of its own key (a re-import),
+    /// adding only what is missing. A shared email or phone under another name keeps the two
+    /// apart (`SharedValue`). Each merge is recorded, so `split` can undo it. It merges into a *verified* contact only when it carries that contact's DID, and
     /// then its new values go to `unsignedFields`. Anything else is a new unsigned contact,
     /// flagged when its name, email or phone is a verified contact's.
     public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: String, seen: Int64,
@@ -91,11 +94,10 @@ extension ContactStore {
             }
         }
         if let same = try Contact.fetchOne(byDID, arguments: [key]) {
-            return try mergeIntoUnsigned(same, c, seen: seen, in: db)
+            return try mergeIntoUnsigned(same, card, source: source, seen: seen, in: db)
         }
-        if merge, let target = try unsignedMatch(for: c, in: db) {
-            return try mergeIntoUnsigned(target, c, seen: seen, in: db)
-        }
+        let (target, sharing) = try unsignedMatch(for: c, merging: merge, in: db)
+        if let target { return try mergeIntoUnsigned(target, card, source: source, seen: seen, in: db) }
         var contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: source, seen: seen,
                               cardTimestamp: c.revision ?? seen, payload: card.raw.map { Data($0) })
         contact.vcard = c.extras.json
@@ -108,25 +110,55 @@ extension ContactStore {
         if !extra.isEmpty {
             conflicts += try Contact.filter(keys: extra).fetchAll(db)
             conflicts.sort { ($0.id ?? 0) < ($1.id ?? 0) }
+            conflicts = Array(conflicts.prefix(maximumLookAlikes))
             added.conflictsWith = conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
             try added.update(db)
         }
-        return .imported(added, conflicts: conflicts)
+        return .imported(added, conflicts: conflicts, sharing: sharing)
     }
 
-    /// The oldest unsigned contact sharing an email or phone with `c` (and claiming no other DID).
-    static func unsignedMatch(for c: ImportedContact, in db: Database) throws -> Contact? {
-        let values = [FieldName.email, .phone].flatMap { f in (c.fields[f] ?? []).map { Contact.normalized(f, $0) } }
-        guard !values.isEmpty else { return nil }
-        let found = try Contact.fetchAll(db.cachedStatement(sql: """
-            SELECT * FROM contact WHERE trust = 'unsigned' AND id IN (
-              SELECT contactId FROM contact_value WHERE field IN ('email', 'phone')
-              AND normalized IN (\(databaseQuestionMarks(count: values.count)))) ORDER BY id LIMIT 10
-            """), arguments: StatementArguments(values))
-        return found.first { other in
-            guard let did = c.did, other.did.hasPrefix("unsigned:did:") else { return true }
-            return other.did == "unsigned:" + did
+    /// Most shared values an import reports per card.
+    static let sharedValuesReported = 3
+
+    /// The oldest unsigned contact of the same person as `c` when `merging`: the same name (equal
+    /// `NameSkeleton.folded` keys, the impersonation check's: case, width, look-alike letters and
+    /// invisible characters aside; or no name on either), a shared email or phone, and no other
+    /// DID claimed. Else the values `c` shares with unsigned contacts of another name, which stay
+    /// apart.
+    static func unsignedMatch(for c: ImportedContact, merging: Bool,
+                              in db: Database) throws -> (Contact?, sharing: [SharedValue]) {
+        let values = [FieldName.email, .phone].flatMap { f in (c.fields[f] ?? []).map { (f, $0, Contact.normalized(f, $0)) } }
+        guard !values.isEmpty else { return (nil, []) }
+        // The same name first, through the name's skeleton (an index), so that a common value (a
+        // company's switchboard, shared by hundreds) never hides the one contact of the same name.
+        let skeleton = c.name.map(NameSkeleton.folded)
+        let candidates = """
+            SELECT c.id, c.name, c.did, v.field, v.normalized FROM contact_value v JOIN contact c ON c.id = v.contactId
+            WHERE c.trust = 'unsigned' AND v.field IN ('email', 'phone')
+            AND v.normalized IN (\(databaseQuestionMarks(count: values.count)))
+            """
+        func claimsAnotherDID(_ row: Row) -> Bool {
+            let did: String = row["did"]
+            guard let claimed = c.did, did.hasPrefix("unsigned:did:") else { return false }
+            return did != "unsigned:" + claimed
         }
+        if merging {
+            let same = try Row.fetchAll(db.cachedStatement(sql: candidates + " AND c.nameSkeleton IS ? ORDER BY c.id LIMIT 20"),
+                                        arguments: StatementArguments(values.map(\.2) + [skeleton]))
+            if let row = same.first(where: { !claimsAnotherDID($0) }) { return (try Contact.fetchOne(db, key: row["id"] as Int64), []) }
+        }
+        // Then a few of the contacts of other names sharing a value, to say so. Only their id,
+        // name and DID: none of their cards needs decoding.
+        let others = try Row.fetchAll(db.cachedStatement(sql: candidates + " AND c.nameSkeleton IS NOT ? ORDER BY c.id LIMIT 20"),
+                                      arguments: StatementArguments(values.map(\.2) + [skeleton]))
+        var sharing: [SharedValue] = []
+        for row in others where !claimsAnotherDID(row) {
+            let id: Int64 = row["id"], field: String = row["field"], normalized: String = row["normalized"]
+            guard sharing.count < sharedValuesReported, !sharing.contains(where: { $0.contactID == id && $0.field.rawValue == field }),
+                  let v = values.first(where: { $0.0.rawValue == field && $0.2 == normalized }) else { continue }
+            sharing.append(SharedValue(field: v.0, value: v.1, contactID: id, contactName: row["name"]))
+        }
+        return (nil, sharing)
     }
 
     /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
@@ -147,7 +179,9 @@ extension ContactStore {
         return out
     }
 
-    static func mergeIntoUnsigned(_ target: Contact, _ c: ImportedContact, seen: Int64, in db: Database) throws -> ImportOutcome {
+    static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,
+                                  in db: Database) throws -> ImportOutcome {
+        let c = card.contact
         var updated = target
         let added = missing(c.fields, from: [target.fields])
         for (field, values) in added { updated.fields[field, default: []] += values }
@@ -162,6 +196,9 @@ extension ContactStore {
         try updated.update(db)
         guard !added.isEmpty || extras != before else { return .unchanged(updated) }
         try replaceValues(of: updated, in: db)
+        var record = ImportMerge(contactID: target.id!, at: seen, source: source, key: card.key, fields: c.fields, extras: c.extras.json,
+                                 added: added, extrasBefore: target.vcard, cardTimestampBefore: target.cardTimestamp)
+        try record.insert(db)
         return .merged(updated, added: added)
     }
 

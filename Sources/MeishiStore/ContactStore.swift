@@ -17,6 +17,9 @@ public enum StoreError: Error, Equatable, Sendable {
     case damaged(String)
     /// A value of the named field (or `did`) holds a NUL character; nothing was stored.
     case nulCharacter(field: String)
+    /// `split` found no recorded merge into the contact: none was made since merges are recorded
+    /// (migration `v5-import-merges`), so which values came from which card is not known.
+    case noRecordedMerge(id: Int64, name: String?)
 }
 
 /// What storing a card did.
@@ -76,7 +79,9 @@ public final class ContactStore: Sendable {
         try self.init(path: path, logger: logger, readOnly: false)
         do {
             // Checking first keeps an up-to-date store free of write transactions (and fsyncs).
-            if try !isCurrent() { try Self.migrator.migrate(pool) }
+            if try !isCurrent() { try migrate() }
+        } catch let e as StoreError {
+            throw e
         } catch {
             throw .unavailable(Self.describe(error))
         }
@@ -124,7 +129,7 @@ public final class ContactStore: Sendable {
     }
 
     /// Whether every migration has run.
-    private func isCurrent() throws -> Bool {
+    func isCurrent() throws -> Bool {
         let migrator = Self.migrator
         return try pool.writeWithoutTransaction { db in try migrator.hasCompletedMigrations(db) }
     }
@@ -159,66 +164,13 @@ public final class ContactStore: Sendable {
         do { return try pool.write(body) } catch let e as StoreError { throw e } catch { throw .unavailable(Self.describe(error)) }
     }
 
-    // MARK: Migrations (never edit a shipped one: add a new one)
-
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1-contacts") { db in
-            try db.create(table: "contact") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("did", .text).notNull().unique()
-                t.column("name", .text)
-                t.column("org", .text)
-                t.column("fields", .text).notNull()
-                t.column("level", .text).notNull()
-                t.column("trust", .text).notNull()
-                t.column("source", .text).notNull()
-                t.column("firstSeen", .integer).notNull()
-                t.column("lastSeen", .integer).notNull()
-                t.column("cardTimestamp", .integer).notNull()
-                t.column("signPubKey", .blob)
-                t.column("pubKey", .blob)
-                t.column("payload", .blob)
-                t.column("conflictsWith", .text)
-            }
-            try db.execute(sql: "CREATE INDEX contact_on_name ON contact(name COLLATE NOCASE, id)")
-            try db.create(table: "contact_value") { t in
-                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
-                t.column("field", .text).notNull()
-                t.column("value", .text).notNull()
-                t.column("normalized", .text).notNull()
-            }
-            try db.create(index: "contact_value_on_contact", on: "contact_value", columns: ["contactId"])
-            try db.create(index: "contact_value_on_normalized", on: "contact_value", columns: ["normalized"])
-        }
-        // The impersonation check compares names by their confusable skeletons (NameSkeleton),
-        // not by `name COLLATE NOCASE`: filled here for the contacts stored before.
-        m.registerMigration("v2-name-skeleton") { db in
-            try db.alter(table: "contact") { t in
-                t.add(column: "nameSkeleton", .text)
-                t.add(column: "nameSkeletonAsTyped", .text)
-            }
-            let rows = try Row.fetchAll(db, sql: "SELECT id, name FROM contact WHERE name IS NOT NULL")
-            let update = try db.makeStatement(sql: "UPDATE contact SET nameSkeleton = ?, nameSkeletonAsTyped = ? WHERE id = ?")
-            for row in rows {
-                let name: String = row["name"]
-                try update.execute(arguments: [NameSkeleton.folded(name), NameSkeleton.asTyped(name), row["id"] as Int64])
-            }
-            try db.create(index: "contact_on_nameSkeleton", on: "contact", columns: ["nameSkeleton"])
-            try db.create(index: "contact_on_nameSkeletonAsTyped", on: "contact", columns: ["nameSkeletonAsTyped"])
-        }
-        registerImportMigration(&m)
-        registerCommonFriendsMigration(&m)
-        registerMessageMigration(&m)
-        registerCommonFriendsFoundMigration(&m)
-        registerMessageSenderKeyMigration(&m)
-        return m
-    }
-
     // MARK: Storing
 
     /// Stores `incoming`: a new DID is added; a known DID gets the fields of the newer card
-    /// (never older over newer) and keeps the higher trust.
+    /// (never older over newer) and keeps the higher trust. Every signed card is also kept in
+    /// the contact's history (`ReceivedCard`), an older one too, and what earlier cards said that
+    /// the current one does not stays in `earlierFields`; an `updated` contact carries the card
+    /// it replaced in `replaced`.
     public func store(_ incoming: Contact) throws(StoreError) -> StoreOutcome {
         try write { db in try Self.store(incoming, in: db) }
     }
@@ -226,11 +178,13 @@ public final class ContactStore: Sendable {
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
         try refuseNUL(incoming)
         if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
+            let stored = existing  // as it arrived, for the history
             existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
             // Unsigned data never replaces what a signature vouched for.
             let downgrade = incoming.trust == .unsigned && existing.trust > .unsigned
             guard incoming.cardTimestamp > existing.cardTimestamp, !downgrade else {
                 existing.trust = max(existing.trust, incoming.trust)
+                if !downgrade { try keepCards([stored, incoming], of: &existing, in: db) }
                 try existing.update(db)
                 return .unchanged(existing)
             }
@@ -238,14 +192,20 @@ public final class ContactStore: Sendable {
             updated.id = existing.id
             updated.firstSeen = existing.firstSeen
             updated.trust = max(existing.trust, incoming.trust)
+            updated.unsignedFields = existing.unsignedFields
+            updated.vcard = existing.vcard
+            // The card it replaces first, should it not be kept yet (stored by `insertAll`).
+            try keepCards([stored, incoming], of: &updated, in: db)
             let conflicts = try conflicts(for: updated, in: db)
             updated.conflictsWith = conflicts.isEmpty ? nil : conflicts.compactMap(\.id).map(String.init).joined(separator: ",")
             try updated.update(db)
             try replaceValues(of: updated, in: db)
             try noteLookAlike(updated.id!, on: conflicts, in: db)
+            updated.replaced = ReplacedCard(fields: existing.fields, level: existing.level)
             return .updated(updated, conflicts: conflicts)
         }
-        let (added, conflicts) = try insertNew(incoming, in: db)
+        var (added, conflicts) = try insertNew(incoming, in: db)
+        try keepCards([incoming], of: &added, in: db)
         return .added(added, conflicts: conflicts)
     }
 
@@ -260,10 +220,17 @@ public final class ContactStore: Sendable {
         return (added, conflicts)
     }
 
+    /// Most look-alikes a contact records, stored before it and after it (each list). A name that
+    /// thousands of contacts share (a company directory of Alices, or a crafted file) once made
+    /// every newcomer rewrite the list of every earlier one: importing 2,000 took minutes and
+    /// gigabytes. The first ones are the ones worth naming: the earliest is the one copied.
+    public static let maximumLookAlikes = 16
+
     /// Records `id` on each of `others` too, so a contact shows the look-alikes stored after it
-    /// (the one stored later is the one marked `!`).
+    /// (the one stored later is the one marked `!`), up to `maximumLookAlikes` of them.
     static func noteLookAlike(_ id: Int64, on others: [Contact], in db: Database) throws {
-        for var other in others where other.id != nil && !other.conflictIDs.contains(id) {
+        for var other in others where other.id != nil && !other.conflictIDs.contains(id)
+            && other.laterLookAlikes.count < maximumLookAlikes {
             other.conflictsWith = (other.conflictIDs + [id]).map(String.init).joined(separator: ",")
             try db.execute(sql: "UPDATE contact SET conflictsWith = ? WHERE id = ?", arguments: [other.conflictsWith, other.id])
         }
@@ -319,30 +286,33 @@ public final class ContactStore: Sendable {
     }
 
     /// Other DIDs whose name has one of the same confusable skeletons (`NameSkeleton`: it looks
-    /// the same on a screen), or that use one of the same emails.
+    /// the same on a screen), or that use one of the same emails: the `maximumLookAlikes` stored
+    /// first, each query reading no more rows than that.
     static func conflicts(for contact: Contact, in db: Database) throws -> [Contact] {
         var ids = Set<Int64>()
         for (column, key) in [("nameSkeleton", contact.nameSkeleton), ("nameSkeletonAsTyped", contact.nameSkeletonAsTyped)] {
             guard let key, !key.isEmpty else { continue }
-            let rows = try Int64.fetchAll(db, sql: "SELECT id FROM contact WHERE \(column) = ? AND did != ?",
-                                          arguments: [key, contact.did])
+            let rows = try Int64.fetchAll(db.cachedStatement(sql: "SELECT id FROM contact WHERE \(column) = ? AND did != ? ORDER BY id LIMIT ?"),
+                                          arguments: [key, contact.did, maximumLookAlikes])
             ids.formUnion(rows)
         }
-        ids.formUnion(try Self.ids(sharing: .email, with: contact, verifiedOnly: false, in: db))
+        ids.formUnion(try Self.ids(sharing: .email, with: contact, verifiedOnly: false, limit: maximumLookAlikes, in: db))
         guard !ids.isEmpty else { return [] }
-        return try Contact.filter(keys: Array(ids)).order(Column("id")).fetchAll(db)
+        let first = ids.sorted().prefix(maximumLookAlikes)
+        return try Contact.filter(keys: Array(first)).order(Column("id")).fetchAll(db)
     }
 
     /// Ids of the other DIDs holding one of `contact`'s values of `field` (email or phone,
     /// compared normalised), only verified ones when `verifiedOnly`.
-    static func ids(sharing field: FieldName, with contact: Contact, verifiedOnly: Bool, in db: Database) throws -> [Int64] {
+    static func ids(sharing field: FieldName, with contact: Contact, verifiedOnly: Bool, limit: Int = maximumLookAlikes,
+                    in db: Database) throws -> [Int64] {
         let values = (contact.fields[field] ?? []).map { Contact.normalized(field, $0) }
         guard !values.isEmpty else { return [] }
         return try Int64.fetchAll(db.cachedStatement(sql: """
             SELECT DISTINCT c.id FROM contact_value v JOIN contact c ON c.id = v.contactId
             WHERE v.field = ? AND v.normalized IN (\(databaseQuestionMarks(count: values.count))) AND c.did != ?
-            \(verifiedOnly ? "AND c.trust != 'unsigned'" : "")
-            """), arguments: StatementArguments([field.rawValue] + values + [contact.did]))
+            \(verifiedOnly ? "AND c.trust != 'unsigned'" : "") ORDER BY c.id LIMIT ?
+            """), arguments: StatementArguments([field.rawValue] + values + [contact.did, limit]))
     }
 
     // MARK: Reading

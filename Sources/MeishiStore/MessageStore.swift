@@ -40,33 +40,6 @@ public enum MessageStoreOutcome: Equatable, Sendable {
 }
 
 extension ContactStore {
-    static func registerMessageMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v3-messages") { db in
-            try db.create(table: "message") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("senderDID", .text).notNull()
-                t.column("received", .integer).notNull()
-                t.column("expires", .integer).notNull()
-                t.column("once", .boolean).notNull()
-                t.column("shownAt", .integer)
-                t.column("envelope", .blob).notNull()
-            }
-            // Ids (hashed) of every message received, kept until the message would have expired
-            // even when it was deleted sooner: a replay or a retry is acknowledged, never stored twice.
-            try db.create(table: "message_seen") { t in
-                t.primaryKey("idHash", .blob)
-                t.column("expires", .integer).notNull()
-            }
-        }
-    }
-
-    /// Keeps the sender's key with each message (registered after every v3 migration).
-    static func registerMessageSenderKeyMigration(_ m: inout DatabaseMigrator) {
-        m.registerMigration("v4-message-sender-key") { db in
-            try db.alter(table: "message") { t in t.add(column: "senderKey", .blob) }
-        }
-    }
-
     /// Stores a received envelope unless a message with the same id hash was seen before.
     public func storeMessage(_ message: StoredMessage, idHash: [UInt8]) throws(StoreError) -> MessageStoreOutcome {
         try write { db in

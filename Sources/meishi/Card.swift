@@ -47,3 +47,18 @@ func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) thro
     try session.cards.saveCard(card)
     ctx.out.line(message)
 }
+
+extension TerminalIO {
+    /// Which of a field's several values a command is to act on (`verb`: "Remove", "Replace"):
+    /// asked on a terminal, nil for all of them; `refusal` without a terminal or a listed answer.
+    func chooseValue(of field: FieldName, _ values: [String], to verb: String, refusal: CardError) throws(CardError) -> String? {
+        guard isInteractive else { throw refusal }
+        var question = "your card has \(values.count) \(field) values:\n"
+        for (n, v) in values.enumerated() { question += "  \(n + 1)) \(Console.safe(v))\n" }
+        question += "\(verb) which? [1-\(values.count), or a for all] "
+        let answer = ask(question, timeout: nil)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        if answer == "a" || answer == "all" { return nil }
+        guard let n = Int(answer), (1...values.count).contains(n) else { throw refusal }
+        return values[n - 1]
+    }
+}

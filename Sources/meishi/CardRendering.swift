@@ -58,8 +58,10 @@ enum CardRendering {
 
     static func date(_ unix: Int64) -> String { UTCTime.rfc3339(unix) }
 
-    /// A stored contact as `contacts show` and `contacts add` print it.
-    static func contact(_ c: Contact) -> String {
+    /// A stored contact as `contacts show` and `contacts add` print it; `earlier` (what its
+    /// earlier cards said that the current one does not) follows the current card, under a line
+    /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
+    static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = []) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
@@ -79,7 +81,46 @@ enum CardRendering {
             rows.append(("warning", "contact \(later.map { "#\($0)" }.joined(separator: ", ")), stored after it, has the same name or email: "
                          + "possible impersonation of this one"))
         }
-        return "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
+        var out = "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
+        for group in earlierCards {
+            out += "\nfrom an earlier card, \(day(group.card.received)) (\(group.card.source), signed \(date(group.card.cardTimestamp))): "
+                + fieldCounts(group.fields) + "\n" + block(group.fields, rows: [])
+        }
+        if earlierCards.isEmpty, let f = c.earlierFields {
+            out += "\nfrom earlier cards: " + fieldCounts(f) + "\n" + block(f, rows: [])
+        }
+        return out
+    }
+
+    /// "2026-11-20": the day of a Unix time (UTC).
+    static func day(_ unix: Int64) -> String { String(date(unix).prefix(10)) }
+
+    /// "updated Mei Tanaka (#1, met): title changed, +url, email no longer shared (kept from the
+    /// earlier card: meishi contacts show 1)" for a contact whose card a newer one replaced; nil
+    /// for any other.
+    static func replacement(_ c: Contact) -> String? {
+        guard c.replaced != nil else { return nil }
+        let changes = c.changes
+        let withdrawn = changes.contains { if case .withdrawn = $0 { true } else { false } }
+        return "updated \(name(c.name)) (#\(c.id ?? 0), \(c.trust.rawValue)): "
+            + (changes.isEmpty ? "a newer card, nothing changed" : changes.map(change).joined(separator: ", "))
+            + (withdrawn ? " (what it no longer shares is kept from the earlier card: meishi contacts show \(c.id ?? 0))" : "")
+    }
+
+    /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
+    static func change(_ c: FieldChange) -> String {
+        func times(_ n: Int) -> String { n > 1 ? " ×\(n)" : "" }
+        switch c {
+        case .added(let f, let n): return "+\(f.rawValue)" + times(n)
+        case .changed(let f): return "\(f.rawValue) changed"
+        case .withdrawn(let f, let n, let all): return "\(f.rawValue)" + times(n) + (all ? " no longer shared" : " fewer")
+        case .level(let from, let to): return "level \(to.rawValue) (was \(from.rawValue))"
+        }
+    }
+
+    /// "email, phone ×2": the fields of `f` with their value counts.
+    static func fieldCounts(_ f: [FieldName: [String]]) -> String {
+        f.keys.sorted().map { $0.rawValue + (f[$0]!.count > 1 ? " ×\(f[$0]!.count)" : "") }.joined(separator: ", ")
     }
 
     /// Fields as a JSON object of arrays of strings.
@@ -87,8 +128,11 @@ enum CardRendering {
         .object(Dictionary(uniqueKeysWithValues: f.map { ($0.key.rawValue, JSONValue.array($0.value.map(JSONValue.string))) }))
     }
 
-    /// The JSON form of a stored contact (field names are stable for scripts).
-    static func json(_ c: Contact) -> JSONValue {
+    /// The JSON form of a stored contact (field names are stable for scripts), with
+    /// `earlierCards` when `earlier` is given (`contacts show`).
+    static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
+
+    static func json(_ c: Contact, earlier: [EarlierValues]?) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
@@ -105,6 +149,17 @@ enum CardRendering {
         ]
         if let n = c.name { obj["name"] = .string(n) }
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }
+        // What earlier cards said that the current one (`fields`) does not.
+        if let e = c.earlierFields { obj["earlierFields"] = fields(e) }
+        // On a card that just replaced another (exchange, scan, contacts add): what changed, in words.
+        if c.replaced != nil { obj["changes"] = .array(c.changes.map { .string(change($0)) }) }
+        if let earlier {
+            obj["earlierCards"] = .array(earlier.map { group in
+                .object(["received": .number(Double(group.card.received)), "cardTimestamp": .number(Double(group.card.cardTimestamp)),
+                         "source": .string(group.card.source), "trust": .string(group.card.trust.rawValue),
+                         "level": .string(group.card.level.rawValue), "fields": fields(group.fields)])
+            })
+        }
         let kept = VCardExtras(json: c.vcard).properties
         if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(k.fingerprint) }
@@ -120,10 +175,15 @@ extension Console {
         let c = outcome.contact
         if case .unchanged = outcome {
             line("unchanged: the stored card of \(Console.safe(c.name ?? c.did)) is as new or newer (#\(c.id ?? 0), \(c.trust.rawValue))")
+        } else if let replaced = CardRendering.replacement(c) {
+            line(replaced)
         } else {
             line("\(outcome.name) \(CardRendering.name(c.name)) as #\(c.id ?? 0) (\(c.trust.rawValue)) \(c.did)")
         }
     }
+
+    /// Most look-alike warnings about one contact; the rest are counted in one line.
+    static let lookAlikesWarnedPerContact = 3
 
     /// A warning on stderr for each stored contact the new card may impersonate.
     func warnConflicts(_ outcome: StoreOutcome) {
@@ -136,7 +196,14 @@ extension Console {
     /// later, which is not always the card that just arrived (the real Ken exchanging after a
     /// fake one was stored).
     func warnConflicts(_ c: Contact, who: String, _ others: [Contact], sharing: String) {
-        for other in others {
+        // A name thousands share (an import of a company directory) would otherwise print up to
+        // `maximumLookAlikes` lines per card.
+        defer {
+            if others.count > Self.lookAlikesWarnedPerContact {
+                warn(MeishiFailure.moreLookAlikes(others.count - Self.lookAlikesWarnedPerContact, of: who, id: c.id ?? 0))
+            }
+        }
+        for other in others.prefix(Self.lookAlikesWarnedPerContact) {
             if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
                 warn(MeishiFailure.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
             } else {

@@ -11,8 +11,10 @@ struct ContactsImport: SynchronousCommand {
         discussion: """
             Reads every card in each file, whatever the address book that wrote it (folded lines, \
             quoted-printable, CHARSET=, Shift_JIS or Latin-1 files, groups; photos are skipped). A card \
-            merges into an unsigned contact sharing its email or phone, adding only what is missing \
-            (--no-merge keeps it apart); into a verified contact only when it carries that contact's DID \
+            merges into an unsigned contact of the same person only: the same name (compared as the \
+            impersonation check compares names) and a shared email or phone; it adds only what is \
+            missing (--no-merge keeps it apart; 'meishi contacts split' undoes a merge). A card sharing \
+            an email or phone with a contact of another name is kept apart, and the import says so. It merges into a verified contact only when it carries that contact's DID \
             in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
             name, email or phone under another or no DID is kept apart and flagged as a possible \
             impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
@@ -28,10 +30,10 @@ struct ContactsImport: SynchronousCommand {
     @Argument(help: ArgumentHelp("vCard files, or - for standard input.", valueName: "file"), completion: .file())
     var files: [String]
 
-    @Flag(help: "Show what would be imported, merged or skipped; store nothing.")
+    @Flag(help: "Show what would be imported, merged or skipped, and why; store nothing.")
     var dryRun = false
 
-    @Flag(help: "Never merge into a contact that shares an email or phone.")
+    @Flag(help: "Never merge into a contact of the same name that shares an email or phone.")
     var noMerge = false
 
     @Flag(help: "Print the result as JSON.")
@@ -68,20 +70,25 @@ struct ContactsImport: SynchronousCommand {
             }
             obj["result"] = .string(outcome.name)
             obj["contact"] = CardRendering.json(outcome.contact)
-            cards.append(.object(obj))
             let c = outcome.contact
-            if case .imported(_, let conflicts) = outcome, c.id != nil {
-                out.warnConflicts(c, who: who, conflicts, sharing: "name, email or phone")
+            if case .imported(_, let conflicts, let sharing) = outcome, c.id != nil {
+                // A value shared with an unsigned contact of another name is said once, as sharing.
+                let shared = Set(sharing.map(\.contactID))
+                out.warnConflicts(c, who: who, conflicts.filter { $0.trust > .unsigned || !shared.contains($0.id ?? 0) },
+                                  sharing: "name, email or phone")
+                if !sharing.isEmpty { obj["sharesWith"] = .array(sharing.map(Self.json)) }
             }
+            cards.append(.object(obj))
             guard !json else { continue }
             switch outcome {
-            case .imported:
-                out.line("\(dryRun ? "would import" : "imported") \(who) as #\(c.id ?? 0) (unsigned)")
+            case .imported(_, _, let sharing):
+                out.line("\(dryRun ? "would import" : "imported") \(who) as #\(c.id ?? 0) (unsigned)" + Self.sharingText(sharing))
             case .merged(_, let added):
                 let what = added.keys.sorted().map { "\($0) +\(added[$0]!.count)" }.joined(separator: ", ")
                 let into = c.trust > .unsigned ? " as unsigned information" : ""
+                let why = c.trust > .unsigned ? "" : ": the same name and a shared email or phone"
                 out.line("\(dryRun ? "would merge" : "merged") \(who) into #\(c.id ?? 0) \(Console.safe(c.name ?? ""))\(into)"
-                         + (what.isEmpty ? " (other properties)" : " (\(what))"))
+                         + (what.isEmpty ? " (other properties)" : " (\(what))") + why)
             case .unchanged:
                 out.line("skipped \(who): #\(c.id ?? 0) already holds everything")
             }
@@ -99,6 +106,20 @@ struct ContactsImport: SynchronousCommand {
             out.line(summary + (dryRun ? " (dry run: nothing stored)" : ""))
         }
         if let worst = report.problems.filter(\.isError).map({ MeishiFailure($0.error).status.rawValue }).max() { throw ExitCode(worst) }
+    }
+
+    /// ": kept apart: shares phone +1 555 0100 with #1 Alice Smith", or "" when it shares nothing.
+    static func sharingText(_ sharing: [SharedValue]) -> String {
+        guard !sharing.isEmpty else { return "" }
+        return ": kept apart (another name): shares " + sharing.map {
+            "\($0.field.rawValue) \(Console.safe($0.value)) with #\($0.contactID) \(CardRendering.name($0.contactName))"
+        }.joined(separator: ", ")
+    }
+
+    static func json(_ s: SharedValue) -> JSONValue {
+        var o: [String: JSONValue] = ["field": .string(s.field.rawValue), "value": .string(s.value), "id": .number(Double(s.contactID))]
+        if let n = s.contactName { o["name"] = .string(n) }
+        return .object(o)
     }
 
     /// A broken file should not flood the terminal.

@@ -6,6 +6,10 @@ import MeishiStore
 struct ContactsShow: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact.",
         discussion: """
+            Shows the contact's current card, then what its earlier signed cards said that the current \
+            one does not ("from an earlier card, DATE: email, phone ×2"): a newer card that shares less \
+            erases nothing. --json gives them apart: "fields", "earlierFields" and "earlierCards".
+
             Examples:
               meishi contacts show ken
               meishi contacts show 3 --json
@@ -21,7 +25,8 @@ struct ContactsShow: SynchronousCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        let c = try global.session(ctx).contacts.resolve(ref)
-        if json { ctx.out.json(CardRendering.json(c)) } else { ctx.out.line(CardRendering.contact(c)) }
+        let (c, earlier) = try global.session(ctx).contacts.show(ref)
+        guard json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier)) }
+        ctx.out.json(CardRendering.json(c, earlier: earlier))
     }
 }

@@ -157,6 +157,11 @@ extension MeishiFailure {
         case .severalValues(let f, let values):
             self.init("your card has \(values.count) \(f) values: " + values.map { "\"\($0)\"" }.joined(separator: ", "),
                       hint: "name the one to remove: meishi card unset \(f) VALUE", status: .usage)
+        case .severalValuesToReplace(let f, let values):
+            self.init("your card has \(values.count) \(f) values: " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+                      + "; 'card set' would replace them all",
+                      hint: "name the one to replace with --replace VALUE; add another with 'meishi card add \(f) VALUE', "
+                      + "or remove one with 'meishi card unset \(f) VALUE'", status: .usage)
         case .noName: self.init("your card has no name", hint: "meishi card set name \"Your Name\"", status: .dataError)
         case .nameNotShared(let level):
             self.init("your name is not shared at level \(level.rawValue)",
@@ -213,6 +218,12 @@ extension MeishiFailure {
                       status: .dataError)
         case .nulCharacter(let field):
             self.init("refusing to store a contact whose \(field) holds a NUL character", status: .dataError)
+        case .noRecordedMerge(let id, let name):
+            self.init("cannot split #\(id) \(Console.safe(name ?? "(no name)")): no merge into it is recorded, so the store cannot "
+                      + "tell which of its values came from which card",
+                      hint: "merges made before meishi recorded them cannot be undone: delete the contact (meishi contacts delete \(id)) "
+                      + "and import the original files again; cards of different names no longer merge",
+                      status: .dataError)
         }
     }
 
@@ -413,6 +424,12 @@ extension MeishiFailure {
     /// `who` (just stored) is the newcomer.
     static func impersonating(who: String, other: Contact, sharing: String) -> String {
         "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
+    }
+
+    /// More look-alikes of `who` (#`id`) than are warned about one by one (`n` or more: a
+    /// contact records the first `ContactStore.maximumLookAlikes`).
+    static func moreLookAlikes(_ n: Int, of who: String, id: Int64) -> String {
+        "\(who) (#\(id)) also shares its name or email with \(n) or more other contacts: see 'meishi contacts show \(id)'"
     }
 
     /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.

@@ -285,6 +285,7 @@ struct Exchange: MeishiCommand {
         defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.who(c), out) } }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
+        if let replaced = CardRendering.replacement(c) { out.line(replaced) }
         guard let report = o.commonFriends else { return }
         switch report.outcome {
         case .ran(let mode, _, let peerSetSize):

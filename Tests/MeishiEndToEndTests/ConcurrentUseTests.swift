@@ -55,4 +55,33 @@ import Testing
         #expect(state.integrity == ["ok"])
         _ = try CrashConsistencyTests.contactsReadBack(mei, expecting: 1200 + 800 + 2)  // Ken once, Cleo once
     }
+
+    /// Issue 21: four imports on a home without a store failed one or two at a time with "table
+    /// message already exists" (two processes ran the same migration). Twenty processes of mixed
+    /// commands now start together on a home whose store does not exist yet: one migrates, the
+    /// others wait for it, all exit 0 and the store is whole.
+    @Test func twentyCommandsOnAFreshStoreAtOnce() throws {
+        let mei = try CLI.withCard()
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let kenCard = try mei.file("ken.json", try ken.export())
+        for suffix in ["", "-wal", "-shm", "-migration.lock"] { try? FileManager.default.removeItem(atPath: mei.home + "/meishi.sqlite" + suffix) }
+        var files: [String] = []
+        for f in 0..<6 {
+            var text = ""
+            for i in 0..<50 { text += "BEGIN:VCARD\nVERSION:4.0\nFN:Person \(f)-\(i)\nEMAIL:p\(f)-\(i)@example.org\nEND:VCARD\n" }
+            files.append(try mei.file("batch\(f).vcf", Data(text.utf8)))
+        }
+        let commands: [[String]] = files.map { ["contacts", "import", $0] } + [
+            ["contacts", "list"], ["contacts", "list", "--json"], ["contacts", "add", kenCard], ["friends"], ["inbox"],
+            ["contacts", "add", kenCard], ["friends", "--json"], ["inbox", "--json"], ["contacts", "list"], ["inbox", "--purge"],
+            ["contacts", "export", "-o", mei.home + "/../export.vcf"], ["contacts", "list", "--trust", "signed"],
+            ["inbox"], ["contacts", "list"],
+        ]
+        #expect(commands.count == 20)
+        let running = try commands.map { try Self.start(mei, $0) }
+        for (p, command) in zip(running, commands) { Self.finish(p, command.joined(separator: " ")) }
+        let state = try CrashConsistencyTests.inspect(mei.home)
+        #expect(state.integrity == ["ok"])
+        _ = try CrashConsistencyTests.contactsReadBack(mei, expecting: 6 * 50 + 1)
+    }
 }
