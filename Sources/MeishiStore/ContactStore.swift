@@ -79,7 +79,9 @@ public final class ContactStore: Sendable {
         try self.init(path: path, logger: logger, readOnly: false)
         do {
             // Checking first keeps an up-to-date store free of write transactions (and fsyncs).
-            if try !isCurrent() { try migrate() }
+            // A check that fails while another process is migrating (its schema half made)
+            // is asked again under the migration lock.
+            if (try? isCurrent()) != true { try migrate() }
         } catch let e as StoreError {
             throw e
         } catch {

@@ -160,11 +160,17 @@ extension ContactStore {
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw StoreError.unavailable("migration lock: " + String(cString: strerror(errno))) }
         }
-        if try !isCurrent() { try Self.migrator.migrate(pool) }
         // Another process may have migrated while this one waited: its connection still holds
         // the schema it read before (no tables), and a PRAGMA such as GRDB's primary-key lookup
-        // answers from it ("no such table: contact"). Reading the schema table checks SQLite's
-        // schema cookie and reloads it; GRDB's own cache is cleared too.
+        // answers from it ("no such table: contact", "no such table: grdb_migrations"). Reading
+        // the schema table checks SQLite's schema cookie and reloads it; GRDB's own cache is
+        // cleared too. Done before the check under the lock, and again after migrating.
+        try reloadSchema()
+        if try !isCurrent() { try Self.migrator.migrate(pool) }
+        try reloadSchema()
+    }
+
+    private func reloadSchema() throws {
         try pool.writeWithoutTransaction { db in
             _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master")
             db.clearSchemaCache()
