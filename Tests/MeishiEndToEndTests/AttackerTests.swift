@@ -129,6 +129,61 @@ import Glibc
     }
 }
 
+extension AttackerTests {
+    /// Mei and Ken holding each other's signed cards, and Ken's `meishi listen --port 0` running
+    /// (its process, stderr pipe and port).
+    static func kenListening(_ extra: [String] = []) throws -> (mei: CLI, ken: CLI, listener: Process, err: Pipe, port: Int) {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        try #require(try mei("contacts", "add", try ken.file("ken.json", try ken.export())).status == 0)
+        try #require(try ken("contacts", "add", try mei.file("mei.json", try mei.export())).status == 0)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["listen", "--port", "0", "--for", "120"] + extra
+        p.environment = ProcessInfo.processInfo.environment.merging(["MEISHI_HOME": ken.home]) { $1 }
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var text = ""
+        var port: Int?
+        while port == nil {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let r = text.range(of: #"on port (\d+)"#, options: .regularExpression) { port = Int(text[r].split(separator: " ")[2]) }
+        }
+        return (mei, ken, p, err, try #require(port, "listen did not report its port: \(text)"))
+    }
+
+    /// Stops a listener (as Ctrl-C does) and returns what it logged.
+    static func stop(_ listener: Process, _ err: Pipe) -> String {
+        kill(listener.processIdentifier, SIGINT)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        listener.waitUntilExit()
+        return log
+    }
+
+    /// Finding 5: 32 idle connections filled `listen`'s slots and every further connection was
+    /// closed at once, so an honest `send --peer` failed in 0.02 s. Now the oldest idle connection
+    /// is cut to make room: 64 idle connections from 16 addresses, and Mei's note still arrives.
+    @Test func idleConnectionsDoNotKeepASenderOut() throws {
+        let (mei, ken, listener, err, port) = try Self.kenListening()
+        let idle = (0..<64).map { n in Loopback.connect(to: port, from: "127.0.0.\(10 + n % 16)") }
+        defer { idle.forEach { close($0) } }
+        Thread.sleep(forTimeInterval: 0.5)
+        let started = Date()
+        let sent = try mei("send", "Ken", "see you at the booth", "--peer", "127.0.0.1:\(port)", "--timeout", "10")
+        let took = Date().timeIntervalSince(started)
+        let log = Self.stop(listener, err)
+        #expect(sent.status == 0, "\(sent.stderr)\n\(log)")
+        #expect(log.contains("cut a connection from 127.0.0."), "\(log)")
+        #expect(log.components(separatedBy: "\n").count < 40, "the cuts were not summarised:\n\(log)")
+        let inbox = try ken("inbox", "--json").json["messages"] as? [[String: Any]]
+        #expect(inbox?.map { $0["text"] as? String } == ["see you at the booth"], "took \(took) s")
+    }
+}
+
 /// A socket one thread opens and another closes.
 final class SharedSocket: @unchecked Sendable {
     private let lock = NSLock()
