@@ -129,9 +129,11 @@ final class FailureSummary: Sendable {
     private let state = NIOLockedValueBox<(pending: Int, windowStart: Double, said: Int)>((0, -1e9, 0))
     private let log: @Sendable (String) -> Void
     private let burst: Int
+    private let counting: String
 
-    init(burst: Int = 1, log: @escaping @Sendable (String) -> Void) {
+    init(burst: Int = 1, counting: String = "failed connections", log: @escaping @Sendable (String) -> Void) {
         self.burst = burst
+        self.counting = counting
         self.log = log
     }
 
@@ -147,7 +149,7 @@ final class FailureSummary: Sendable {
             return s.pending
         }
         guard let suppressed else { return }
-        log(line + (suppressed > 0 ? " (and \(suppressed) more failed connections)" : ""))
+        log(line + (suppressed > 0 ? " (and \(suppressed) more \(counting))" : ""))
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MeishiCard
 import MeishiCrypto
+import MeishiKit
 @testable import MeishiProximity
 
 #if canImport(Glibc)
@@ -181,6 +182,71 @@ extension AttackerTests {
         #expect(log.components(separatedBy: "\n").count < 40, "the cuts were not summarised:\n\(log)")
         let inbox = try ken("inbox", "--json").json["messages"] as? [[String: Any]]
         #expect(inbox?.map { $0["text"] as? String } == ["see you at the booth"], "took \(took) s")
+    }
+}
+
+/// Attacks on `listen`'s probe responder, from hosts in network namespaces.
+extension NamespaceExchangeTests {
+    /// Finding 4: with one captured tag, probes under fresh nonces filled the listener's nonce
+    /// memory (65,536) and from then on no probe was answered (an honest `send` exited 75) for
+    /// up to 15 minutes, with a log line per probe. Now answers to one address are rate-limited
+    /// (before: 150,000 probes here drew 16,486 answers), a full memory forgets its oldest nonces
+    /// (`ProbeFloodTests`), and the log is summarised: after the flood, Mei's `send` finds Ken.
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func aProbeFloodUnderACapturedTagLeavesTheListenerHearing() async throws {
+        let teardown = try NamespaceExchangeTests.hosts("mpf", 3)
+        defer { teardown() }
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        try mei.knows(ken)
+        try ken.knows(mei)
+        let listening = try Self.runMeishi("mpf1", ken.home, ["listen", "--for", "60"])
+        try await Task.sleep(for: .seconds(1.5))
+        let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
+        let tag = keys.tag(window: PairKeys.window(at: Int64(Date().timeIntervalSince1970)))
+        // The captured tag under fresh nonces, as fast as the host sends, counting the answers.
+        let flood = """
+            import os, socket, sys, time
+            tag, seconds, limit = bytes.fromhex(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+            s.setblocking(False)
+            def drain():
+                n = 0
+                try:
+                    while True:
+                        s.recv(100); n += 1
+                except BlockingIOError:
+                    return n
+            sent = answers = 0
+            end = time.time() + seconds
+            while time.time() < end and sent < limit:
+                for _ in range(100):
+                    try:
+                        s.sendto(b"MSHQ\\x01" + tag + os.urandom(16), ("239.255.77.23", 47826)); sent += 1
+                    except BlockingIOError:
+                        time.sleep(0.001)
+                answers += drain()
+            time.sleep(0.5)
+            print(sent, answers + drain())
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        p.arguments = ["netns", "exec", "mpf3", "/usr/bin/python3", "-c", flood, Hex.encode(tag), "20", "150000"]
+        p.standardOutput = Pipe()
+        p.standardError = Pipe()
+        try p.run()
+        let (_, counts, floodErr) = try await offPool { Self.finishMeishi(p) }
+        let numbers = counts.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+        let sending = try Self.runMeishi("mpf2", mei.home, ["send", "Ken", "still there?", "--timeout", "8"])
+        let sent = try await offPool { Self.finishMeishi(sending) }
+        kill(listening.processIdentifier, SIGINT)
+        let l = try await offPool { Self.finishMeishi(listening) }
+        #expect(numbers.count == 2 && numbers[0] > 0, "the flood sent nothing: \(counts) \(floodErr)")
+        #expect(sent.status == 0, "flood (sent, answered) = \(counts): \(sent.err)\n\(l.err.suffix(2000))")
+        #expect(numbers.count == 2 && numbers[1] < 1000, "the flood drew \(numbers) answers")
+        let lines = l.err.split(separator: "\n").count
+        #expect(lines < 200, "\(lines) log lines for the flood")
     }
 }
 
