@@ -3,6 +3,7 @@ import Testing
 import MeishiCard
 import MeishiCrypto
 import MeishiKit
+import MeishiStore
 @testable import MeishiProximity
 
 #if canImport(Glibc)
@@ -247,6 +248,78 @@ extension NamespaceExchangeTests {
         #expect(numbers.count == 2 && numbers[1] < 1000, "the flood drew \(numbers) answers")
         let lines = l.err.split(separator: "\n").count
         #expect(lines < 200, "\(lines) log lines for the flood")
+    }
+}
+
+/// Notes a stranger's clock or a quiet listener kept too long (issue 22, findings 6 and 13).
+@Suite struct NoteLifetimeTests {
+    /// The listener's clock, moved by the test.
+    final class MovableClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var t: Int64
+        init(_ t: Int64) { self.t = t }
+        var now: Int64 { lock.withLock { t } }
+        func set(_ v: Int64) { lock.withLock { t = v } }
+    }
+
+    /// Ken's `listen` in this process on the clock `clock`, until the returned task is cancelled.
+    static func listening(_ ken: MessagePerson, clock: MovableClock) async throws -> (Task<MessageService.ListenOutcome, any Error>, Int) {
+        let port = RunningListener.PortBox()
+        let task = Task {
+            try await MessageService(home: ken.home, clock: { clock.now }).listen(
+                identity: ken.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, log: { _ in },
+                listening: { p, _ in port.set(p) })
+        }
+        for _ in 0..<3000 where port.value == nil { try await Task.sleep(for: .milliseconds(10)) }
+        return (task, try #require(port.value))
+    }
+
+    /// Every file of the home that holds `bytes`.
+    static func files(of home: Home, holding bytes: Data) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: home.path).filter { name in
+            (try? Data(contentsOf: URL(fileURLWithPath: home.path + "/" + name)))?.range(of: bytes) != nil
+        }
+    }
+
+    /// Finding 6: a note "created" 3,650 days ahead with a 7-day lifetime was stored to expire in
+    /// 2036 and survived `inbox --purge`. The receiver's clock now bounds it: 7 days from arrival.
+    @Test func aNoteFromTheFutureLivesAtMostItsLifetimeFromArrival() async throws {
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        try mei.knows(ken)
+        try ken.knows(mei)
+        let now: Int64 = 1_800_000_000, week = MessageEnvelope.maximumLifetime
+        let listener = try await RunningListener.start(ken, now: now)
+        let future = try envelope("from 2036", from: mei, to: ken, created: now + 3650 * 86_400, lifetime: week)
+        #expect(try await deliver(future, from: mei, to: ken, port: listener.port, now: now) == .stored)
+        _ = try await listener.stop()
+        let stored = try ken.store(now: now).messages(includeShown: true, now: now)
+        #expect(stored.map(\.expires) == [now + week], "stored to expire at \(stored.map(\.expires))")
+        #expect(try MessageService(home: ken.home, clock: { now + week }).purge() == 1)
+        #expect(try Self.files(of: ken.home, holding: Data(future.id)).isEmpty)
+    }
+
+    /// Finding 13: a note that expired while `listen` ran stayed in the home (the -wal file) until
+    /// another note or command opened the store. The listener now purges it within a second or so.
+    @Test func aNoteThatExpiresWhileListenRunsIsPurgedByTheListener() async throws {
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        try mei.knows(ken)
+        try ken.knows(mei)
+        let clock = MovableClock(1_800_000_000)
+        let (task, port) = try await Self.listening(ken, clock: clock)
+        let note = try envelope("gone in a minute", from: mei, to: ken, created: 1_800_000_000, lifetime: 60)
+        #expect(try await deliver(note, from: mei, to: ken, port: port, now: 1_800_000_000) == .stored)
+        let id = Data(note.id), box = Data(note.box.prefix(48))
+        #expect(!(try Self.files(of: ken.home, holding: box)).isEmpty, "the test must see the bytes before they expire")
+        clock.set(1_800_000_061)
+        var left: [String] = []
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(100))
+            left = try Self.files(of: ken.home, holding: id) + Self.files(of: ken.home, holding: box)
+            if left.isEmpty { break }
+        }
+        #expect(left.isEmpty, "10 s after it expired, with listen running, the note is still in \(left)")
+        task.cancel()
+        _ = try await task.value
     }
 }
 
