@@ -217,6 +217,9 @@ extension MeishiFailure {
             self.init("image is \(w)x\(h) pixels, more than the \(limit / 1_000_000)-megapixel limit", hint: "shrink the image first",
                       status: .dataError)
         case .corruptImage(let why): self.init("corrupt or truncated image: \(why)", status: .dataError)
+        case .tooCostly(let why):
+            self.init("refusing to decode the image: \(why)", hint: "save it again as a PNG or a baseline (not progressive) JPEG",
+                      status: .dataError)
         case .encoderFailed(let why): self.init("QR encoding failed: \(why)", status: .failure)
         }
     }
