@@ -323,6 +323,35 @@ extension NamespaceExchangeTests {
     }
 }
 
+/// Files a second user of the machine could read (issue 22, finding 8).
+@Suite struct ExportModeTests {
+    static func permissions(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+    }
+
+    /// Every -o writer used to write 0644, even under umask 077: another user read the exported
+    /// contacts. They now write 0600 unless `--mode` says otherwise.
+    @Test func exportsAreReadableByTheirOwnerAloneUnlessAsked() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        try #require(try mei("contacts", "add", try ken.file("ken.json", try ken.export())).status == 0)
+        let dir = (mei.home as NSString).deletingLastPathComponent
+        let writers: [(String, [String])] = [
+            ("contacts.vcf", ["contacts", "export", "--format", "vcard"]), ("card.json", ["card", "export"]),
+            ("card.png", ["card", "qr"]), ("ken.json", ["contacts", "share", "Ken"]),
+        ]
+        for (name, command) in writers {
+            let r = try mei.run(command + ["-o", dir + "/" + name], extraEnvironment: [:])
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+            #expect(Self.permissions(dir + "/" + name) == 0o600, "\(command) wrote mode \(String(Self.permissions(dir + "/" + name), radix: 8))")
+        }
+        let shared = try mei.run(["card", "export", "-o", dir + "/public.json", "--mode", "644"])
+        #expect(shared.status == 0 && Self.permissions(dir + "/public.json") == 0o644, "\(shared.stderr)")
+        let bad = try mei.run(["card", "export", "-o", dir + "/x.json", "--mode", "4755"])
+        #expect(bad.status == 64 && bad.stderr.contains("--mode"), "\(bad.stderr)")
+    }
+}
+
 /// A socket one thread opens and another closes.
 final class SharedSocket: @unchecked Sendable {
     private let lock = NSLock()
