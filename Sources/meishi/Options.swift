@@ -23,6 +23,7 @@ struct GlobalOptions: ParsableArguments {
         let level = verbose ? .debug : (ctx.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning)
         LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
         let home = try Home.resolve(flag: home, environment: ctx.environment, workingDirectory: ctx.workingDirectory)
+        try home.checkOwnership()
         if verbose { ctx.out.debug("home \(home.path)" + (self.home != nil ? " (--home)" : ctx.environment["MEISHI_HOME"].map { _ in " (MEISHI_HOME)" } ?? "")) }
         let session = HomeSession(ctx: ctx, home: home, verbose: verbose)
         if needsIdentity, !session.identities.exists { throw .noIdentity(home: home.path) }

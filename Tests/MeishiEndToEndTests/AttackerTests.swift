@@ -352,6 +352,31 @@ extension NamespaceExchangeTests {
     }
 }
 
+/// A home someone else could change (issue 22, finding 12).
+@Suite struct HomeOwnershipTests {
+    /// A home owned by another user (in a shared directory) was used, and a card.json that user
+    /// put there was shown as ours. Like ssh with ~/.ssh, meishi now refuses a home owned by
+    /// another user or writable by group or others (exit 77), and says what to do.
+    @Test(.enabled(if: getuid() == 0, "skipped: needs root to give a home to another user"))
+    func aHomeOthersCouldChangeIsRefused() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        #expect(try mei("card", "show").status == 0)
+        // Owned by nobody (uid 65534), as a home another user made in a shared directory.
+        #expect(chown(mei.home, 65534, 65534) == 0)
+        let foreign = try mei("card", "show")
+        #expect(foreign.status == 77 && foreign.stderr.contains("belongs to another user (uid 65534)")
+                && foreign.stderr.contains("meishi: hint: use a home of your own"), "\(foreign.stderr)")
+        #expect(!foreign.stdout.contains("Mei Tanaka"))
+        // Ours again, but writable by others.
+        #expect(chown(mei.home, 0, 0) == 0 && chmod(mei.home, 0o777) == 0)
+        let open = try mei("card", "show")
+        #expect(open.status == 77 && open.stderr.contains("others can write to it (mode 777)")
+                && open.stderr.contains("chmod 700"), "\(open.stderr)")
+        #expect(chmod(mei.home, 0o700) == 0)
+        #expect(try mei("card", "show").status == 0)
+    }
+}
+
 /// A socket one thread opens and another closes.
 final class SharedSocket: @unchecked Sendable {
     private let lock = NSLock()
