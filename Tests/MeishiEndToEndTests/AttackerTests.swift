@@ -377,6 +377,34 @@ extension NamespaceExchangeTests {
     }
 }
 
+/// What a peer nobody vouched for learns (issue 22, finding 11).
+@Suite struct UnauthenticatedPeerTests {
+    /// With --yes and no code nobody compared anything, so common friends are skipped; the first
+    /// common-friends message still told the peer "5 contacts, 10 signed emails/phones". A hostile
+    /// dialer now reads 0 and 0 there, and Mei's listener still stores its card.
+    @Test func anUnauthenticatedPeerLearnsNoSetSizes() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        for (n, name) in ["Cleo Park", "Dev Rao"].enumerated() {
+            let friend = try CLI.withCard(name: name, email: "friend\(n)@example.org")
+            try #require(try mei("contacts", "add", try friend.file("card\(n).json", try friend.export())).status == 0)
+        }
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--json", "--timeout", "60"])
+        var (wire, session) = try HostilePeerTests.confirmedSession(port: port)
+        let mallory = Ed25519.SigningKey()
+        wire.write(session.card(HostilePeerTests.card(mallory), signedBy: mallory))
+        while session.peerCard == nil { _ = try session.receive(try wire.read()) }
+        wire.write(session.acknowledge())
+        while !session.acknowledgedByPeer { _ = try session.receive(try wire.read()) }
+        let hello = try CommonFriendsHostilePeerTests.nextPostCard(&wire, session)
+        close(wire.fd)
+        let (status, _, log) = HostilePeerTests.finish(listener, out, err)
+        #expect(hello.type == 0x50 && hello.content.count == 15 && hello.content[2] == 0, "\(hello)")
+        let (dids, extras) = (CommonFriendsPhase.u32(hello.content[7..<11]), CommonFriendsPhase.u32(hello.content[11..<15]))
+        #expect(dids == 0 && extras == 0, "the listener told an unauthenticated peer its set sizes: \(dids) DIDs, \(extras) emails/phones")
+        #expect(status == 0, "\(log)")
+    }
+}
+
 /// A socket one thread opens and another closes.
 final class SharedSocket: @unchecked Sendable {
     private let lock = NSLock()
