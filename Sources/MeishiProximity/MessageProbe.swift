@@ -153,10 +153,15 @@ public final class PairTagTable: Sendable {
         return known(tag, at: unixTime)
     }
 
-    /// The tags of `pairs` for `window` and the windows either side of it.
+    /// The tags of `pairs` for `window` and the windows either side of it. A tag already held
+    /// keeps its first owner: a later contact whose card carries an earlier one's message key
+    /// (Mallory's card with Carol's X25519 key) must not take Carol's notes over, which would
+    /// then be refused as not from the contact the tag names (issue 22, finding 9).
     private static func addTags(of pairs: [(keys: PairKeys, owner: String)], window: Int64, to tags: inout [[UInt8]: Entry]) {
         for p in pairs {
-            for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
+            for w in window - 1...window + 1 where tags[p.keys.tag(window: w)] == nil {
+                tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner)
+            }
         }
     }
 

@@ -405,6 +405,28 @@ extension NamespaceExchangeTests {
     }
 }
 
+/// A card that carries another contact's message key (issue 22, finding 9).
+@Suite struct BorrowedMessageKeyTests {
+    /// Mallory's card, validly signed by Mallory, carries Carol's X25519 key. Stored after Carol,
+    /// it used to take Carol's tags in Ken's listener, and Carol's notes to Ken were refused
+    /// ("failed authentication"). The first contact holding a key keeps its tags: Carol's note arrives.
+    @Test func aLaterCardWithAnotherContactsKeyDoesNotTakeHerNotes() async throws {
+        let ken = try MessagePerson("Ken"), carol = try MessagePerson("Carol"), mallory = try MessagePerson("Mallory")
+        try ken.knows(carol)
+        try carol.knows(ken)
+        let m = mallory.contact()
+        let borrowed = Contact(did: m.did, fields: m.fields, level: m.level, trust: .signed, source: "test", seen: 1_800_000_000,
+                               cardTimestamp: 1_800_000_000, signPubKey: mallory.identity.signingKey.publicKey,
+                               pubKey: carol.identity.boxKey.publicKey)
+        _ = try ContactsService(home: ken.home).open().store(borrowed)
+        let listener = try await RunningListener.start(ken)
+        let verdict = try await deliver(envelope(from: carol, to: ken), from: carol, to: ken, port: listener.port)
+        let outcome = try await listener.stop()
+        #expect(verdict == .stored, "Carol's note: \(verdict); \(listener.log.all)")
+        #expect(outcome.stored == 1)
+    }
+}
+
 /// A socket one thread opens and another closes.
 final class SharedSocket: @unchecked Sendable {
     private let lock = NSLock()
