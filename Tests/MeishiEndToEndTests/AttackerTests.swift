@@ -200,8 +200,19 @@ extension NamespaceExchangeTests {
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try mei.knows(ken)
         try ken.knows(mei)
-        let listening = try Self.runMeishi("mpf1", ken.home, ["listen", "--for", "60"])
-        try await Task.sleep(for: .seconds(1.5))
+        let listening = try Self.runMeishi("mpf1", ken.home, ["listen", "--for", "90"])
+        // Flood once it listens (it joins the group before it says so): a loaded machine starts it late.
+        let started = try await offPool { () -> String in
+            var text = ""
+            let err = (listening.standardError as! Pipe).fileHandleForReading
+            while !text.contains("listening for messages") {
+                let chunk = err.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
+        }
+        try #require(started.contains("listening for messages"), "listen did not start: \(started)")
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let tag = keys.tag(window: PairKeys.window(at: Int64(Date().timeIntervalSince1970)))
         // The captured tag under fresh nonces, as fast as the host sends, counting the answers.
@@ -239,7 +250,7 @@ extension NamespaceExchangeTests {
         try p.run()
         let (_, counts, floodErr) = try await offPool { Self.finishMeishi(p) }
         let numbers = counts.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
-        let sending = try Self.runMeishi("mpf2", mei.home, ["send", "Ken", "still there?", "--timeout", "8"])
+        let sending = try Self.runMeishi("mpf2", mei.home, ["send", "Ken", "still there?", "--timeout", "20"])
         let sent = try await offPool { Self.finishMeishi(sending) }
         kill(listening.processIdentifier, SIGINT)
         let l = try await offPool { Self.finishMeishi(listening) }
