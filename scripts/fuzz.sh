@@ -81,6 +81,8 @@ put("image", "ppm", b"P6\n2 2\n255\n" + bytes(range(12)))
 put("image", "pgm-ascii", b"P2\n2 2\n15\n0 15 15 0\n")
 put("image", "pgm-truncated", b"P5\n100 100\n255\n\x00\x01")
 PY
+    # A progressive JPEG of 120 repeated cheap scans (issue 22, finding 7): refused at the 101st.
+    python3 tools/progressive-jpeg-bomb.py 512 512 120 "$CORPUS/image/progressive-120-scans.jpg"
     if command -v qrencode >/dev/null; then
         qrencode -s 1 -m 1 -o "$CORPUS/image/qr.png" "MEISHI1:seed"
         qrencode -s 2 -m 2 -l H -o "$CORPUS/image/qr-ecc-h.png" "hello"

@@ -35,6 +35,22 @@ public struct Home: Sendable {
         }
     }
 
+    /// Refuses a home someone else could have changed, as ssh does with `~/.ssh`: one owned by
+    /// another user, or writable by group or others (a card.json replaced there would be shown
+    /// and signed as ours). A home that does not exist yet passes (it is created 0700).
+    public func checkOwnership(user: uid_t = geteuid()) throws(MeishiError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        if (st.st_mode & S_IFMT) == S_IFLNK {
+            // A link is judged by what it points to, and by who could change the link itself.
+            guard st.st_uid == user else { throw .homeNotOwned(path: path, owner: st.st_uid) }
+            guard stat(path, &st) == 0 else { return }
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .homeNotDirectory(path: path) }
+        guard st.st_uid == user else { throw .homeNotOwned(path: path, owner: st.st_uid) }
+        guard st.st_mode & 0o022 == 0 else { throw .homeWritableByOthers(path: path, mode: UInt32(st.st_mode & 0o777)) }
+    }
+
     /// Creates the home (and missing parents) with mode 0700; tightens an existing one.
     public func ensureExists() throws(MeishiError) {
         var isDir: ObjCBool = false

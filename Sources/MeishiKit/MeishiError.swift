@@ -15,6 +15,10 @@ public enum MeishiError: Error, Sendable {
     case alreadyExists(path: String)
     case homeNotDirectory(path: String)
     case cannotCreateHome(path: String, reason: String)
+    /// The home exists but belongs to another user (`owner`, a uid), who could replace its files.
+    case homeNotOwned(path: String, owner: UInt32)
+    /// The home is writable by group or others (`mode`), who could replace its files.
+    case homeWritableByOthers(path: String, mode: UInt32)
     /// Neither a home was given nor can one be derived from `HOME`.
     case noHome
 

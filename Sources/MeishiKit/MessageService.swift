@@ -87,7 +87,10 @@ public struct MessageService: Sendable {
         guard var text = try? envelope.open(from: key, with: identity.boxKey) else { return refuse(.authenticationFailed) }
         wipe(&text)
         if (try? store.hasExpiredMessages(now: now)) == true { _ = try? store.purgeExpiredMessages(now: now) }
-        let message = StoredMessage(senderDID: senderDID, received: now, expires: envelope.expires, once: envelope.once, envelope: bytes,
+        // The receiver's clock bounds the expiry: a note "created" years ahead lives at most its
+        // lifetime from now, never past `inbox --purge` (issue 22, finding 6).
+        let expires = min(envelope.expires, now + (envelope.expires - envelope.created))
+        let message = StoredMessage(senderDID: senderDID, received: now, expires: expires, once: envelope.once, envelope: bytes,
                                     senderKey: key.rawRepresentation)
         switch try? store.storeMessage(message, idHash: idHash(envelope.id)) {
         case .stored?: return .stored
@@ -148,6 +151,9 @@ public struct MessageService: Sendable {
         return SendOutcome(contact: contact, envelope: envelope, alreadyDelivered: verdict == .duplicate, peerAddress: label)
     }
 
+    /// How often a running `listen` looks for expired notes to purge (a cheap read when none are due).
+    static let purgeInterval: Double = 1
+
     /// Makes this machine reachable for known contacts for `seconds` (nil: until cancelled): serves
     /// senders on TCP `port` and answers only probes carrying one of its contacts' tags.
     public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true,
@@ -185,7 +191,23 @@ public struct MessageService: Sendable {
             if verdict == .stored, let c = try? store.contact(did: did) { received(c) }
             return verdict
         }, clock: clock, log: log)
+        // Notes that expire while it runs are purged (and the WAL checkpointed) within a second or
+        // so, not when the next note or command happens to open the store (issue 22, finding 13).
+        let purging = Task {
+            var failed = false
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Self.purgeInterval))
+                let now = clock()
+                guard (try? store.hasExpiredMessages(now: now)) == true else { continue }
+                do { try store.purgeExpiredMessages(now: now) } catch {
+                    if !failed { log("expired messages not purged yet: \(error)") }
+                    failed = true
+                }
+            }
+        }
         await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, receiver: receiver)
+        purging.cancel()
+        await purging.value
         await responder?.stop()
         let (stored, duplicates, refused) = counts.values
         return ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)

@@ -188,9 +188,12 @@ public final class CommonFriendsPhase {
     }
 
     /// Our HELLO: version, mode, flags (bit 0: authenticated), our cap, our DID and extra counts.
+    /// The counts are 0 when the phase cannot run from our side (not authenticated, or off): a
+    /// peer nobody vouched for learns nothing of our contacts, not even how many (issue 22, finding 11).
     public func hello() -> (type: UInt8, content: [UInt8]) {
-        (Inner.hello.rawValue, [Self.version, request.mode.wireValue, authenticated ? 1 : 0]
-            + Self.u32(request.maximumSetSize) + Self.u32(elements.dids.count) + Self.u32(elements.extras.count))
+        let tell = authenticated && request.mode != .off
+        return (Inner.hello.rawValue, [Self.version, request.mode.wireValue, authenticated ? 1 : 0]
+            + Self.u32(request.maximumSetSize) + Self.u32(tell ? elements.dids.count : 0) + Self.u32(tell ? elements.extras.count : 0))
     }
 
     /// Handles one inner message; returns the inner messages to send (type, content).

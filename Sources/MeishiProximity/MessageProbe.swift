@@ -153,10 +153,15 @@ public final class PairTagTable: Sendable {
         return known(tag, at: unixTime)
     }
 
-    /// The tags of `pairs` for `window` and the windows either side of it.
+    /// The tags of `pairs` for `window` and the windows either side of it. A tag already held
+    /// keeps its first owner: a later contact whose card carries an earlier one's message key
+    /// (Mallory's card with Carol's X25519 key) must not take Carol's notes over, which would
+    /// then be refused as not from the contact the tag names (issue 22, finding 9).
     private static func addTags(of pairs: [(keys: PairKeys, owner: String)], window: Int64, to tags: inout [[UInt8]: Entry]) {
         for p in pairs {
-            for w in window - 1...window + 1 { tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner) }
+            for w in window - 1...window + 1 where tags[p.keys.tag(window: w)] == nil {
+                tags[p.keys.tag(window: w)] = Entry(keys: p.keys, owner: p.owner)
+            }
         }
     }
 
@@ -175,6 +180,8 @@ public final class PairTagTable: Sendable {
 }
 
 /// Remembers nonces (of probes) or ephemeral keys (of handshakes) for a while: a replay gets nothing.
+/// Full, it forgets the oldest quarter rather than refuse: a flood of fresh keys must not make
+/// the listener deaf to the real ones (issue 22, finding 4).
 final class ReplayCache: Sendable {
     private let seen = NIOLockedValueBox<[[UInt8]: Double]>([:])
     let lifetime: Double
@@ -185,13 +192,49 @@ final class ReplayCache: Sendable {
         self.capacity = capacity
     }
 
-    /// True the first time `key` is offered within `lifetime`; false for a replay (or when full).
+    /// True the first time `key` is offered within `lifetime` (or since it was forgotten); false for a replay.
     func admit(_ key: [UInt8], now: Double) -> Bool {
         seen.withLockedValue { s in
-            if s.count >= capacity { s = s.filter { now - $0.value < lifetime } }
             if let t = s[key], now - t < lifetime { return false }
-            guard s.count < capacity else { return false }
+            if s.count >= capacity {
+                s = s.filter { now - $0.value < lifetime }
+                if s.count >= capacity {
+                    let cut = s.values.sorted()[s.count / 4]
+                    s = s.filter { $0.value > cut }
+                }
+            }
             s[key] = now
+            return true
+        }
+    }
+}
+
+/// Answers at most `perSecond` probes a second from one address (bursts of twice that), so that
+/// a flood under a captured tag draws few answers; an honest sender probes 4 times a second
+/// and stops at the first answer. At most `sources` addresses are tracked: more (forged source
+/// addresses) start the table afresh.
+final class AnswerRate: Sendable {
+    private let buckets = NIOLockedValueBox<[String: (tokens: Double, at: Double)]>([:])
+    let perSecond: Double
+    let sources: Int
+
+    init(perSecond: Double = 4, sources: Int = 4096) {
+        self.perSecond = perSecond
+        self.sources = sources
+    }
+
+    /// Takes one answer from `source`'s budget; false when it has none left.
+    func take(_ source: String, now: Double) -> Bool {
+        buckets.withLockedValue { b in
+            if b[source] == nil, b.count >= sources { b = b.filter { now - $0.value.at < 2 * perSecond } }
+            if b[source] == nil, b.count >= sources { b = [:] }
+            let last = b[source] ?? (2 * perSecond, now)
+            let tokens = min(2 * perSecond, last.tokens + (now - last.at) * perSecond)
+            guard tokens >= 1 else {
+                b[source] = (tokens, now)
+                return false
+            }
+            b[source] = (tokens - 1, now)
             return true
         }
     }
@@ -243,13 +286,21 @@ public enum MessageProbing {
             }
             let responder = Responder(channel: channel)
             let seen = ReplayCache(lifetime: Double(3 * PairKeys.windowSeconds))
+            let rate = AnswerRate()
+            // A flood of probes must not flood the log: at most 5 lines a second, the rest counted.
+            let ignored = FailureSummary(burst: 5, counting: "ignored probes", log: log)
             let task = Task {
                 _ = try? await channel.executeThenClose { inbound, outbound in
                     for try await datagram in inbound {
                         guard let probe = MessageProbe(Array(datagram.data.readableBytesView)) else { continue }
                         guard let entry = table.lookup(probe.tag, at: clock()) else { continue }  // not for us: silence
-                        guard seen.admit(probe.nonce, now: ExchangeTransport.now()) else {
-                            log("ignored a replayed probe from \(datagram.remoteAddress.ipAddress ?? "?")")
+                        let source = datagram.remoteAddress.ipAddress ?? "?", now = ExchangeTransport.now()
+                        guard rate.take(source, now: now) else {
+                            ignored.record("ignored probes from \(source): more than \(Int(rate.perSecond)) a second", now: now)
+                            continue
+                        }
+                        guard seen.admit(probe.nonce, now: now) else {
+                            ignored.record("ignored a replayed probe from \(source)", now: now)
                             continue
                         }
                         let answer = MessageProbeAnswer(nonce: probe.nonce, port: UInt16(tcpPort),

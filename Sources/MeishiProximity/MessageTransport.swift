@@ -120,11 +120,100 @@ public struct MessageReceiver: Sendable {
     }
 }
 
+/// The listener's connection slots: at most `total` connections served at once and `perSource`
+/// from one address. A connection that has not yet sent a hello with a known tag is idle: when
+/// the slots are full, the oldest idle one (of the same address first) is cut to make room, so a
+/// stranger holding idle connections cannot keep a contact out; when every slot holds a sender
+/// past its hello, the next connection waits for one to end.
+final class ConnectionSlots: Sendable {
+    private struct Holder {
+        let id: Int
+        let source: String
+        var greeted = false
+        let channel: Channel
+    }
+
+    private struct State {
+        var holders: [Holder] = []
+        var nextID = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+    let total: Int
+    let perSource: Int
+
+    init(total: Int, perSource: Int) {
+        self.total = total
+        self.perSource = perSource
+    }
+
+    /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
+    /// `perSource` connections past their hello already. `cut` hears of each idle connection cut.
+    func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
+        while true {
+            enum Step { case admitted(Int), refused, wait }
+            var victim: Holder?
+            let step: Step = state.withLockedValue { s in
+                let mine = s.holders.filter { $0.source == source }
+                if mine.count >= perSource {
+                    guard let oldest = mine.first(where: { !$0.greeted }) else { return .refused }
+                    victim = oldest
+                } else if s.holders.count >= total {
+                    guard let oldest = s.holders.first(where: { !$0.greeted }) else { return .wait }
+                    victim = oldest
+                }
+                if let v = victim { s.holders.removeAll { $0.id == v.id } }
+                s.nextID += 1
+                s.holders.append(Holder(id: s.nextID, source: source, channel: channel))
+                return .admitted(s.nextID)
+            }
+            if let victim {
+                victim.channel.close(promise: nil)
+                cut("\(victim.source): it sent nothing while others waited")
+            }
+            switch step {
+            case .admitted(let id): return id
+            case .refused: return nil
+            case .wait:
+                await withCheckedContinuation { c in
+                    let resumeNow = state.withLockedValue { s in
+                        if s.holders.count < total || s.holders.contains(where: { !$0.greeted }) { return true }
+                        s.waiting.append(c)
+                        return false
+                    }
+                    if resumeNow { c.resume() }
+                }
+            }
+        }
+    }
+
+    /// The connection of `id` sent a hello with a known tag: it is no longer cut to make room.
+    func greeted(_ id: Int) {
+        state.withLockedValue { s in
+            if let i = s.holders.firstIndex(where: { $0.id == id }) { s.holders[i].greeted = true }
+        }
+    }
+
+    /// The connection of `id` ended (a cut one was released already).
+    func release(_ id: Int) {
+        let waiters = state.withLockedValue { s in
+            s.holders.removeAll { $0.id == id }
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
+
 /// Message delivery over TCP: a listener serving many senders, and a sender delivering one envelope.
 public enum MessageTransport {
     public static let defaultPort = 47_825
-    /// Most connections served at once; more wait in the kernel's backlog.
+    /// Most connections served at once; more wait (`ConnectionSlots`).
     static let maximumConnections = 32
+    /// Most connections served at once from one address.
+    static let maximumPerSource = 8
+
     /// How long one connection may take, start to end, unless told otherwise (a hostile idle peer is dropped).
     public static let connectionTimeout: Int64 = 5
 
@@ -144,7 +233,8 @@ public enum MessageTransport {
     }
 
     /// Serves senders until `duration` passes (nil: until the task is cancelled); returns how
-    /// many connections it served. A failing peer is logged and costs the others nothing.
+    /// many connections it served. A failing peer is logged and costs the others nothing; idle
+    /// connections cannot keep a sender out (`ConnectionSlots`).
     @discardableResult
     public static func serve(_ listener: Listener, forSeconds duration: Int64?, connectionTimeout: Int64 = connectionTimeout,
                              receiver: MessageReceiver) async -> Int {
@@ -152,26 +242,29 @@ public enum MessageTransport {
         let timer = duration.map { d in channel.channel.eventLoop.scheduleTask(in: .seconds(d)) { channel.channel.close(promise: nil) } }
         defer { timer?.cancel() }
         let replays = ReplayCache(lifetime: Double(2 * MessageFrame.maximumSkew + 10))
-        let active = NIOLockedValueBox(0)
+        let slots = ConnectionSlots(total: maximumConnections, perSource: maximumPerSource)
         let served = NIOLockedValueBox(0)
+        // Strangers (cut, or gone before a hello with a known tag): at most 5 lines a second, the rest counted.
+        let strangers = FailureSummary(burst: 5, log: receiver.log)
         await withTaskCancellationHandler {
             try? await channel.executeThenClose { inbound in
                 await withDiscardingTaskGroup { group in
                     do {
                         for try await accepted in inbound {
                             guard let connection = accepted.take() else { continue }
-                            let admitted = active.withLockedValue { n in
-                                guard n < maximumConnections else { return false }
-                                n += 1
-                                return true
-                            }
-                            guard admitted else {
+                            let address = ExchangeTransport.plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                            // Waits while every slot holds a connection that said hello (extra connections wait here,
+                            // then in the kernel's backlog); cuts an idle one instead when there is one.
+                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
+                                strangers.record("cut a connection from \(why)", now: ExchangeTransport.now())
+                            }) else {
                                 try? await connection.channel.close()
                                 continue
                             }
                             group.addTask {
-                                defer { active.withLockedValue { $0 -= 1 } }
-                                await handle(connection, receiver: receiver, replays: replays, timeout: .seconds(connectionTimeout))
+                                defer { slots.release(slot) }
+                                await handle(connection, receiver: receiver, replays: replays, timeout: .seconds(connectionTimeout),
+                                             strangers: strangers, greeted: { slots.greeted(slot) })
                                 served.withLockedValue { $0 += 1 }
                             }
                         }
@@ -184,13 +277,19 @@ public enum MessageTransport {
         return served.withLockedValue { $0 }
     }
 
-    /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged.
-    static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount) async {
+    /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged (those
+    /// before a hello with a known tag through `strangers`, summarised).
+    static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount,
+                       strangers: FailureSummary? = nil, greeted: @Sendable () -> Void = {}) async {
         let channel = connection.channel
         let address = ExchangeTransport.plainAddress(channel.remoteAddress?.ipAddress ?? "unknown")
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
-        func refuse(_ why: String) { receiver.log("refused a message from \(address): \(why)") }
+        var known = false
+        func refuse(_ why: String) {
+            let line = "refused a message from \(address): \(why)"
+            if !known, let strangers { strangers.record(line, now: ExchangeTransport.now()) } else { receiver.log(line) }
+        }
         try? await connection.executeThenClose { inbound, outbound in
             var frames = FrameReader(iterator: inbound.makeAsyncIterator())
             func send(_ body: [UInt8]) async throws { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
@@ -204,6 +303,8 @@ public enum MessageTransport {
                 guard let entry = receiver.table.lookup(tag, at: now) else {
                     return refuse(MessageRefusal.unknownSender.description)  // nothing sent: a stranger learns nothing
                 }
+                known = true
+                greeted()
                 let noise = NoiseKK(role: .responder, prologue: MessageFrame.prologue(tag: tag), staticKey: receiver.staticKey,
                                     remoteStatic: entry.keys.sender)
                 let payload: [UInt8]

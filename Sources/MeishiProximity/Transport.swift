@@ -123,24 +123,33 @@ public final class GuessBudget: Sendable {
     }
 }
 
-/// Says "N more connections failed" at most once a second instead of a line per connection.
+/// Says "N more connections failed" instead of a line per connection: at most `burst` lines a
+/// second, the rest counted into the next line.
 final class FailureSummary: Sendable {
-    private let state = NIOLockedValueBox<(pending: Int, last: Double)>((0, -1e9))
+    private let state = NIOLockedValueBox<(pending: Int, windowStart: Double, said: Int)>((0, -1e9, 0))
     private let log: @Sendable (String) -> Void
+    private let burst: Int
+    private let counting: String
 
-    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+    init(burst: Int = 1, counting: String = "failed connections", log: @escaping @Sendable (String) -> Void) {
+        self.burst = burst
+        self.counting = counting
+        self.log = log
+    }
 
     func record(_ line: String, now: Double) {
-        let say: (Int, Bool)? = state.withLockedValue { s in
-            if now - s.last >= 1 {
-                defer { s = (0, now) }
-                return (s.pending, true)
+        let suppressed: Int? = state.withLockedValue { s in
+            if now - s.windowStart >= 1 { (s.windowStart, s.said) = (now, 0) }
+            guard s.said < burst else {
+                s.pending += 1
+                return nil
             }
-            s.pending += 1
-            return nil
+            s.said += 1
+            defer { s.pending = 0 }
+            return s.pending
         }
-        guard let (suppressed, _) = say else { return }
-        log(line + (suppressed > 0 ? " (and \(suppressed) more failed connections)" : ""))
+        guard let suppressed else { return }
+        log(line + (suppressed > 0 ? " (and \(suppressed) more \(counting))" : ""))
     }
 }
 

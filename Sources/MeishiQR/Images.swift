@@ -49,6 +49,8 @@ public enum ImageDecoder {
             throw .tooManyPixels(width: Int(fw), height: Int(fh), limit: maximumPixels)
         case 3:
             throw .encoderFailed("out of memory decoding JPEG")
+        case 4:
+            throw .tooCostly(message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
         default:
             let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             throw .corruptImage(text.isEmpty ? "invalid JPEG" : text)

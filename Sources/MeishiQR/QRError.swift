@@ -8,6 +8,8 @@ public enum QRError: Error, Equatable, Sendable {
     case tooManyPixels(width: Int, height: Int, limit: Int)
     /// The image is truncated or corrupt; the text is the decoder's.
     case corruptImage(String)
+    /// Decoding would cost too much (a JPEG of too many scans, or past the time limit); the text says which.
+    case tooCostly(String)
     /// The encoder or writer failed for lack of memory or another internal reason.
     case encoderFailed(String)
 }

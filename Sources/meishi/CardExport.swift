@@ -25,6 +25,9 @@ struct CardExport: SynchronousCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
+    @Option(name: .customLong("mode"), help: FileModeArgument.help)
+    var fileMode: FileModeArgument?
+
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
         let card = try session.cards.loadCard()
@@ -39,7 +42,7 @@ struct CardExport: SynchronousCommand {
         }
         let identity = try session.loadIdentity()
         let signed = try CardService.sign(card, level: level, only: only, identity: identity, now: ctx.unixNow)
-        try FileOutput.write(signed.bytes + [0x0A], to: output, ctx: ctx, home: session.home, text: true)
+        try FileOutput.write(signed.bytes + [0x0A], to: output, mode: fileMode, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" { ctx.out.note("wrote signed card (\(level.rawValue)) to \(output)") }
     }
 }

@@ -45,6 +45,9 @@ struct CardQR: SynchronousCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
+    @Option(name: .customLong("mode"), help: FileModeArgument.help)
+    var fileMode: FileModeArgument?
+
     @Option(help: "Error correction level: L, M, Q or H (default M; L with --solidarity).")
     var ecc: QRErrorCorrection?
 
@@ -96,7 +99,7 @@ struct CardQR: SynchronousCommand {
         let ecc = ecc ?? (solidarity ? .L : .M)
         let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         if format == .text {
-            try FileOutput.write(Array(text.utf8) + [0x0A], to: output, ctx: ctx, home: session.home, text: true)
+            try FileOutput.write(Array(text.utf8) + [0x0A], to: output, mode: fileMode, ctx: ctx, home: session.home, text: true)
             if let output, output != "-" { ctx.out.note("\(what) at level \(level.rawValue) as QR text, written to \(output)") }
             return
         }
@@ -111,7 +114,7 @@ struct CardQR: SynchronousCommand {
             do { bytes = try QRRender.png(matrix, scale: scale) } catch { throw MeishiError.qr(error) }
         case .text: return
         }
-        try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home)
+        try FileOutput.write(bytes, to: output, mode: fileMode, ctx: ctx, home: session.home)
         ctx.out.note("\(what) at level \(level.rawValue): QR version \(matrix.version), \(matrix.size)x\(matrix.size) modules, ECC \(ecc.rawValue)"
                     + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
     }

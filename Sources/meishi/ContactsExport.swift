@@ -50,6 +50,9 @@ struct ContactsExport: SynchronousCommand {
             completion: .directory)
     var vdir: String?
 
+    @Option(name: .customLong("mode"), help: FileModeArgument.help)
+    var fileMode: FileModeArgument?
+
     func validate() throws {
         guard VCardVersion(rawValue: vcardVersion) != nil else { throw ValidationError("--vcard-version must be 4.0 or 3.0") }
         if vdir != nil, output != nil { throw ValidationError("--vdir and --output cannot be used together") }
@@ -86,7 +89,7 @@ struct ContactsExport: SynchronousCommand {
             bytes = Array(text.utf8)
         case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
         }
-        try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home, text: true)
+        try FileOutput.write(bytes, to: output, mode: fileMode, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" {
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (\(format == .vcard ? "vCard \(vcardVersion)" : "JSON")) to \(output)")
         }

@@ -32,6 +32,9 @@ struct ContactsShare: SynchronousCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
+    @Option(name: .customLong("mode"), help: FileModeArgument.help)
+    var fileMode: FileModeArgument?
+
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
         let c = try session.contacts.resolve(ref)
@@ -49,7 +52,7 @@ struct ContactsShare: SynchronousCommand {
         } else {
             bytes = payload.canonicalJSON + [0x0A]
         }
-        try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home, text: true)
+        try FileOutput.write(bytes, to: output, mode: fileMode, ctx: ctx, home: session.home, text: true)
         ctx.out.note("the signed card of \(c.name ?? c.did) (signed \(CardRendering.date(payload.timestamp))), signature intact"
                      + (output.map { $0 == "-" ? "" : ", written to \($0)" } ?? ""))
     }

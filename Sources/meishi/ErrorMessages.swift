@@ -22,6 +22,12 @@ extension MeishiFailure {
         case .alreadyExists(let path): self.init("\(path) already exists", status: .failure)
         case .homeNotDirectory(let path): self.init("\(path) is not a directory", status: .usage)
         case .cannotCreateHome(let path, let reason): self.init("cannot create \(path): \(reason)", status: .failure)
+        case .homeNotOwned(let path, let owner):
+            self.init("refusing the home \(path): it belongs to another user (uid \(owner)), who could replace its files",
+                      hint: "use a home of your own (--home DIR or MEISHI_HOME), or have its owner hand it over", status: .permission)
+        case .homeWritableByOthers(let path, let mode):
+            self.init("refusing the home \(path): others can write to it (mode \(String(mode, radix: 8))), so its files may have been replaced",
+                      hint: "check its files, then chmod 700 \(path)", status: .permission)
         case .noHome:
             self.init("cannot find a home for meishi: HOME is not set", hint: "pass --home DIR or set MEISHI_HOME", status: .usage)
         case .noIdentity(let home):
@@ -238,6 +244,9 @@ extension MeishiFailure {
             self.init("image is \(w)x\(h) pixels, more than the \(limit / 1_000_000)-megapixel limit", hint: "shrink the image first",
                       status: .dataError)
         case .corruptImage(let why): self.init("corrupt or truncated image: \(why)", status: .dataError)
+        case .tooCostly(let why):
+            self.init("refusing to decode the image: \(why)", hint: "save it again as a PNG or a baseline (not progressive) JPEG",
+                      status: .dataError)
         case .encoderFailed(let why): self.init("QR encoding failed: \(why)", status: .failure)
         }
     }

@@ -23,6 +23,7 @@ struct GlobalOptions: ParsableArguments {
         let level = verbose ? .debug : (ctx.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning)
         LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
         let home = try Home.resolve(flag: home, environment: ctx.environment, workingDirectory: ctx.workingDirectory)
+        try home.checkOwnership()
         if verbose { ctx.out.debug("home \(home.path)" + (self.home != nil ? " (--home)" : ctx.environment["MEISHI_HOME"].map { _ in " (MEISHI_HOME)" } ?? "")) }
         let session = HomeSession(ctx: ctx, home: home, verbose: verbose)
         if needsIdentity, !session.identities.exists { throw .noIdentity(home: home.path) }
@@ -62,6 +63,21 @@ struct MatchArgument: ExpressibleByArgument {
 
 extension Trust: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
+
+/// `--mode 644`: the permission bits, in octal, of a file written with `-o` (rwx bits only).
+struct FileModeArgument: ExpressibleByArgument {
+    let bits: UInt16
+
+    init?(argument: String) {
+        guard (1...4).contains(argument.count), argument.allSatisfy({ ("0"..."7").contains($0) }),
+              let value = UInt16(argument, radix: 8), value <= 0o777 else { return nil }
+        bits = value
+    }
+
+    /// Files holding cards or contacts are readable by their owner alone unless the person asks otherwise.
+    static let defaultBits: UInt16 = 0o600
+    static let help = ArgumentHelp("Permissions of the -o file, in octal (default 600: only you can read it).", valueName: "mode")
 }
 
 /// A duration option: `30`, `90s`, `10m`, `24h`, `7d`.

@@ -208,33 +208,12 @@ extension CrashConsistencyTests {
 extension CrashConsistencyTests {
     /// Ken's home with `count` notes from Mei that expire `ttl` seconds after they were sent.
     static func inboxWithNotes(_ count: Int, ttl: String) throws -> (ken: CLI, mei: CLI) {
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        try #require(try mei("contacts", "add", try ken.file("ken.json", try ken.export())).status == 0)
-        try #require(try ken("contacts", "add", try mei.file("mei.json", try mei.export())).status == 0)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = ["listen", "--port", "0", "--for", "120"]
-        p.environment = ProcessInfo.processInfo.environment.merging(["MEISHI_HOME": ken.home]) { $1 }
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        var text = ""
-        var port: Int?
-        while port == nil {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let r = text.range(of: #"on port (\d+)"#, options: .regularExpression) { port = Int(text[r].split(separator: " ")[2]) }
-        }
-        let listenPort = try #require(port, "listen did not report its port: \(text)")
+        let (mei, ken, listener, err, listenPort) = try AttackerTests.kenListening()
         for i in 0..<count {
             let r = try mei("send", "Ken", "note \(i) for the purge test", "--peer", "127.0.0.1:\(listenPort)", "--ttl", ttl)
             try #require(r.status == 0, "\(r.stderr)")
         }
-        kill(p.processIdentifier, SIGINT)
-        p.waitUntilExit()
+        _ = AttackerTests.stop(listener, err)
         return (ken, mei)
     }
 
