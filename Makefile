@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -30,9 +30,9 @@ release: deps
 	@# before .build/static-libs and pick the shared libraries.
 	@mkdir -p .build/static-libs/pkgconfig
 	@for p in $(PC_MODULES); do { echo "Name: $$p"; echo "Description: $$p for the release link (Makefile)"; 	  echo "Version: $$(pkg-config --modversion $$p)"; echo "Cflags: $$(pkg-config --cflags $$p)"; 	  echo "Libs: $$(pkg-config --libs-only-l $$p)"; } > .build/static-libs/pkgconfig/$$p.pc; done
-	@# A binary a plain `swift build -c release` linked before the archives were there is linked again.
-	@if [ -e .build/static-libs/libsqlite3.a ] && readelf -d $(RELEASE) 2>/dev/null | grep -q 'NEEDED.*libsqlite3'; then rm -f $(RELEASE); fi
-	PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+	@# MEISHI_STATIC_LINK=1: Package.swift adds the archives' directory and the symbols only the
+	@# static runtime defines; a plain `swift build -c release` links everything shared.
+	MEISHI_STATIC_LINK=1 PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 
 demo: release
 	@scripts/demo.sh $(RELEASE)
@@ -43,10 +43,13 @@ TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode
 TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
 
 test: deps
-	@scripts/install-deps.sh $(TEST_APT)
-	@scripts/python-tools.sh $(TEST_PY)
+	@scripts/install-deps.sh $(TEST_APT) $(BENCH_APT)
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
 	$(SWIFT) build
 	@scripts/check-man.sh $(DEBUG)
+	@BENCH_QUICK=1 BENCH_BUILD=$(CURDIR)/.build/debug scripts/bench.sh > .build/check-bench.log 2>&1 \
+	  || { tail -30 .build/check-bench.log; echo "make check-bench failed: the whole log is .build/check-bench.log"; exit 1; }
+	@echo "make check-bench: every part of make bench ran (.build/check-bench.log)"
 	$(SWIFT) test
 
 # libFuzzer + AddressSanitizer on every parser that reads strangers' input, SECONDS each
@@ -89,8 +92,16 @@ bench-qr: release
 	@scripts/python-tools.sh $(TEST_PY) segno qrcode
 	@scripts/bench.sh qr
 
+# Each part of make bench once, on tiny inputs, with the debug build, so the script cannot rot
+# unseen (make test runs it too). Its figures mean nothing.
+BENCH_APT := hyperfine qrencode zbar-tools time iproute2 jq
+check-bench: build
+	@scripts/install-deps.sh $(BENCH_APT)
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
+	BENCH_QUICK=1 BENCH_BUILD=$(CURDIR)/.build/debug scripts/bench.sh
+
 bench: release
-	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq
+	@scripts/install-deps.sh $(BENCH_APT)
 	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay openmined-psi
 	@scripts/bench.sh
 
