@@ -20,8 +20,8 @@ build: deps
 # C libraries whose archives the system has (Package.swift reads .build/static-libs); glibc,
 # libqrencode (no archive in Debian) and libv4l2 stay shared. No $ORIGIN run path: nothing is
 # loaded from beside the binary, and the loader looked there first for each library.
-STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++
-PC_MODULES  := libsodium libqrencode zbar libpng libjpeg
+STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++ keyutils
+PC_MODULES  := libsodium libqrencode zbar libpng libjpeg libkeyutils
 release: deps
 	@rm -rf .build/static-libs && mkdir -p .build/static-libs
 	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \

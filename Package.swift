@@ -8,6 +8,7 @@ import PackageDescription
 //   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 //   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
+//   CKeyutils -> MeishiKeyring     (the kernel's session keyring: the passphrase agent)
 // MeishiCard (on MeishiCrypto) owns the card model, the payload format, its canonical bytes and
 // its proof: it signs payloads and is the only maker of a VerifiedCard. MeishiKit composes the
 // libraries into services and throws facts (MeishiError); the `meishi` executable parses,
@@ -59,6 +60,7 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
 
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
         // A C target does not autolink its system library's module map: it names libjpeg itself.
@@ -76,6 +78,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
+        // Keys kept by the kernel for a session (`--remember`): derived key-encryption keys only.
+        .target(name: "MeishiKeyring", dependencies: ["CKeyutils", "MeishiCrypto"]),
         .target(
             name: "MeishiProximity",
             dependencies: [
@@ -99,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "meishi",
             dependencies: [
-                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity",
+                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity", "MeishiKeyring",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -145,7 +149,7 @@ let package = Package(
         .testTarget(name: "MeishiFuzzTests", dependencies: ["MeishiFuzz"]),
         // GRDB here only reads a store behind meishi's back (integrity after a SIGKILL).
         .testTarget(name: "MeishiEndToEndTests", dependencies: [
-            "meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity",
+            "meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity", "MeishiKeyring",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

@@ -19,9 +19,11 @@ struct Settings: Sendable {
     var timeout: DurationArgument?
     /// `friends`: --friends of exchange.
     var friends: FriendsMode?
+    /// `remember`: --remember of every command that unlocks the key.
+    var remember: DurationArgument?
 
     /// The keys, as the man page lists them.
-    static let keys = ["alias", "fields", "friends", "level", "timeout"]
+    static let keys = ["alias", "fields", "friends", "level", "remember", "timeout"]
 
     /// The file's path for an environment: $XDG_CONFIG_HOME/meishi/config when XDG_CONFIG_HOME is
     /// absolute (the XDG base directory rule), else ~/.config/meishi/config; nil without a home.
@@ -66,7 +68,7 @@ struct Settings: Sendable {
             let text: String
             switch entry.value {
             case .string(let s): text = s
-            case .integer(let n) where entry.key == "timeout": text = String(n)
+            case .integer(let n) where entry.key == "timeout" || entry.key == "remember": text = String(n)
             case .strings(let items) where entry.key == "fields": text = items.joined(separator: ",")
             default:
                 throw Self.failure(path, entry.line, "'\(entry.key)' takes text in double quotes", hint: "as in \(entry.key) = \"\(Self.example(entry.key))\"")
@@ -88,6 +90,11 @@ struct Settings: Sendable {
             case "timeout":
                 guard let v = DurationArgument(argument: text), v.seconds > 0 else { throw bad("must be a positive duration (60, 90s, 5m)") }
                 timeout = v
+            case "remember":
+                guard let v = DurationArgument(argument: text), (0...Agent.maximumSeconds).contains(v.seconds) else {
+                    throw bad("must be a duration from 0 (off) to 12h")
+                }
+                remember = v
             case "friends":
                 guard let v = FriendsMode(argument: text) else { throw bad("must be ecdh, verified, hash or off") }
                 friends = v
@@ -100,7 +107,7 @@ struct Settings: Sendable {
     }
 
     private static func example(_ key: String) -> String {
-        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh"][key] ?? "…"
+        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh", "remember": "15m"][key] ?? "…"
     }
 
     private static func failure(_ path: String, _ line: Int, _ message: String, hint: String) -> MeishiFailure {
