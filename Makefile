@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release deb deb-release check-deb check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -29,10 +29,34 @@ release: deps
 	@# The system-library targets' .pc files without -L: the system's -L/usr/lib/… would be searched
 	@# before .build/static-libs and pick the shared libraries.
 	@mkdir -p .build/static-libs/pkgconfig
+	@# Another set of archives than the binary was linked with: link it again (SwiftPM relinks
+	@# only when its inputs change, and the archives are not among them).
+	@echo "$(STATIC_LIBS)" > .build/static-libs.want; cmp -s .build/static-libs.want .build/static-libs.set || rm -f $(RELEASE); \
+	  mv .build/static-libs.want .build/static-libs.set
 	@for p in $(PC_MODULES); do { echo "Name: $$p"; echo "Description: $$p for the release link (Makefile)"; 	  echo "Version: $$(pkg-config --modversion $$p)"; echo "Cflags: $$(pkg-config --cflags $$p)"; 	  echo "Libs: $$(pkg-config --libs-only-l $$p)"; } > .build/static-libs/pkgconfig/$$p.pc; done
 	@# MEISHI_STATIC_LINK=1: Package.swift adds the archives' directory and the symbols only the
 	@# static runtime defines; a plain `swift build -c release` links everything shared.
 	MEISHI_STATIC_LINK=1 PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+
+# meishi_<version>_amd64.deb in .build/deb (scripts/make-deb.sh): stripped binary (debug file
+# beside it), man page, completions, the user unit meishi-listen.service, the ufw profile.
+# The package's binary links libpng, libjpeg and zlib shared: they decode strangers' pictures,
+# and Debian's security updates must reach them (lintian: embedded-library); the rest as make
+# release does. make release afterwards links its own set again.
+DEB_APT := dpkg-dev binutils
+DEB_STATIC_LIBS := sqlite3 sodium zbar stdc++ keyutils
+deb-release:
+	@$(MAKE) --no-print-directory release STATIC_LIBS="$(DEB_STATIC_LIBS)"
+
+deb: deb-release
+	@scripts/install-deps.sh $(DEB_APT)
+	@scripts/make-deb.sh
+
+# Builds the .deb, installs it with dpkg into a temporary root and checks it (lintian, when
+# installed; systemd-analyze verify, when installed).
+check-deb: deb-release
+	@scripts/install-deps.sh $(DEB_APT) man-db lintian
+	@scripts/check-deb.sh
 
 demo: release
 	@scripts/demo.sh $(RELEASE)
@@ -51,6 +75,7 @@ test: deps
 	  || { tail -30 .build/check-bench.log; echo "make check-bench failed: the whole log is .build/check-bench.log"; exit 1; }
 	@echo "make check-bench: every part of make bench ran (.build/check-bench.log)"
 	$(SWIFT) test
+	@$(MAKE) --no-print-directory check-deb
 
 # libFuzzer + AddressSanitizer on every parser that reads strangers' input, SECONDS each
 # (README "Fuzzing"); `make test` only replays the saved corpora.
