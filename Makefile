@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release deb deb-release check-deb check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -20,8 +20,8 @@ build: deps
 # C libraries whose archives the system has (Package.swift reads .build/static-libs); glibc,
 # libqrencode (no archive in Debian) and libv4l2 stay shared. No $ORIGIN run path: nothing is
 # loaded from beside the binary, and the loader looked there first for each library.
-STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++
-PC_MODULES  := libsodium libqrencode zbar libpng libjpeg
+STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++ keyutils
+PC_MODULES  := libsodium libqrencode zbar libpng libjpeg libkeyutils
 release: deps
 	@rm -rf .build/static-libs && mkdir -p .build/static-libs
 	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \
@@ -29,10 +29,34 @@ release: deps
 	@# The system-library targets' .pc files without -L: the system's -L/usr/lib/… would be searched
 	@# before .build/static-libs and pick the shared libraries.
 	@mkdir -p .build/static-libs/pkgconfig
+	@# Another set of archives than the binary was linked with: link it again (SwiftPM relinks
+	@# only when its inputs change, and the archives are not among them).
+	@echo "$(STATIC_LIBS)" > .build/static-libs.want; cmp -s .build/static-libs.want .build/static-libs.set || rm -f $(RELEASE); \
+	  mv .build/static-libs.want .build/static-libs.set
 	@for p in $(PC_MODULES); do { echo "Name: $$p"; echo "Description: $$p for the release link (Makefile)"; 	  echo "Version: $$(pkg-config --modversion $$p)"; echo "Cflags: $$(pkg-config --cflags $$p)"; 	  echo "Libs: $$(pkg-config --libs-only-l $$p)"; } > .build/static-libs/pkgconfig/$$p.pc; done
-	@# A binary a plain `swift build -c release` linked before the archives were there is linked again.
-	@if [ -e .build/static-libs/libsqlite3.a ] && readelf -d $(RELEASE) 2>/dev/null | grep -q 'NEEDED.*libsqlite3'; then rm -f $(RELEASE); fi
-	PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+	@# MEISHI_STATIC_LINK=1: Package.swift adds the archives' directory and the symbols only the
+	@# static runtime defines; a plain `swift build -c release` links everything shared.
+	MEISHI_STATIC_LINK=1 PKG_CONFIG_PATH=$(CURDIR)/.build/static-libs/pkgconfig $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
+
+# meishi_<version>_amd64.deb in .build/deb (scripts/make-deb.sh): stripped binary (debug file
+# beside it), man page, completions, the user unit meishi-listen.service, the ufw profile.
+# The package's binary links libpng, libjpeg and zlib shared: they decode strangers' pictures,
+# and Debian's security updates must reach them (lintian: embedded-library); the rest as make
+# release does. make release afterwards links its own set again.
+DEB_APT := dpkg-dev binutils
+DEB_STATIC_LIBS := sqlite3 sodium zbar stdc++ keyutils
+deb-release:
+	@$(MAKE) --no-print-directory release STATIC_LIBS="$(DEB_STATIC_LIBS)"
+
+deb: deb-release
+	@scripts/install-deps.sh $(DEB_APT)
+	@scripts/make-deb.sh
+
+# Builds the .deb, installs it with dpkg into a temporary root and checks it (lintian, when
+# installed; systemd-analyze verify, when installed).
+check-deb: deb-release
+	@scripts/install-deps.sh $(DEB_APT) man-db lintian
+	@scripts/check-deb.sh
 
 demo: release
 	@scripts/demo.sh $(RELEASE)
@@ -45,11 +69,15 @@ TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny
 TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
 
 test: deps
-	@scripts/install-deps.sh $(TEST_APT)
-	@scripts/python-tools.sh $(TEST_PY)
+	@scripts/install-deps.sh $(TEST_APT) $(BENCH_APT)
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
 	$(SWIFT) build
 	@scripts/check-man.sh $(DEBUG)
+	@BENCH_QUICK=1 BENCH_BUILD=$(CURDIR)/.build/debug scripts/bench.sh > .build/check-bench.log 2>&1 \
+	  || { tail -30 .build/check-bench.log; echo "make check-bench failed: the whole log is .build/check-bench.log"; exit 1; }
+	@echo "make check-bench: every part of make bench ran (.build/check-bench.log)"
 	$(SWIFT) test
+	@$(MAKE) --no-print-directory check-deb
 
 # libFuzzer + AddressSanitizer on every parser that reads strangers' input, SECONDS each
 # (README "Fuzzing"); `make test` only replays the saved corpora.
@@ -91,8 +119,16 @@ bench-qr: release
 	@scripts/python-tools.sh $(TEST_PY) segno qrcode
 	@scripts/bench.sh qr
 
+# Each part of make bench once, on tiny inputs, with the debug build, so the script cannot rot
+# unseen (make test runs it too). Its figures mean nothing.
+BENCH_APT := hyperfine qrencode zbar-tools time iproute2 jq
+check-bench: build
+	@scripts/install-deps.sh $(BENCH_APT)
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode
+	BENCH_QUICK=1 BENCH_BUILD=$(CURDIR)/.build/debug scripts/bench.sh
+
 bench: release
-	@scripts/install-deps.sh hyperfine qrencode zbar-tools time iproute2 jq
+	@scripts/install-deps.sh $(BENCH_APT)
 	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay openmined-psi
 	@scripts/bench.sh
 

@@ -8,6 +8,7 @@ import PackageDescription
 //   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 //   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
+//   CKeyutils -> MeishiKeyring     (the kernel's session keyring: the passphrase agent)
 // MeishiCard (on MeishiCrypto) owns the card model, the payload format, its canonical bytes and
 // its proof: it signs payloads and is the only maker of a VerifiedCard. MeishiKit composes the
 // libraries into services and throws facts (MeishiError); the `meishi` executable parses,
@@ -16,10 +17,18 @@ import PackageDescription
 /// Where `make release` puts links to the static archives of the C libraries (see the meishi target).
 let staticLibraries = Context.packageDirectory + "/.build/static-libs"
 
+/// `make release` sets MEISHI_STATIC_LINK=1 and links the Swift runtime (--static-swift-stdlib) and
+/// the archives in `staticLibraries` statically. A plain `swift build -c release` (what a packager
+/// types first) leaves it unset and links everything shared: neither the archives' directory nor
+/// the symbols below, which only the static runtime defines, reach its link.
+let staticLink = Context.environment["MEISHI_STATIC_LINK"] == "1"
+
 /// libzbar's image scanner can broadcast every code it reads over D-Bus, but only after
 /// zbar_image_scanner_request_dbus, which meishi never calls. Linked from the archive, those
-/// calls name the runtime's trap for deleted methods instead of pulling in libdbus (and with it
-/// systemd, gcrypt, lz4, zstd, lzma and libcap): the branch never runs, and would abort if it did.
+/// calls name the static Swift runtime's trap for deleted methods (swift_deletedMethodError,
+/// defined in libswiftCore.a only: a shared runtime does not export it) instead of pulling in
+/// libdbus (and with it systemd, gcrypt, lz4, zstd, lzma and libcap): the branch never runs, and
+/// would abort if it did. Used only in the static link; libzbar.so brings its own libdbus.
 let zbarWithoutDBus = [
     "dbus_bus_get", "dbus_bus_release_name", "dbus_bus_request_name", "dbus_connection_flush",
     "dbus_connection_send", "dbus_error_free", "dbus_error_init", "dbus_error_is_set",
@@ -51,6 +60,7 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
 
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
         // A C target does not autolink its system library's module map: it names libjpeg itself.
@@ -68,6 +78,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
+        // Keys kept by the kernel for a session (`--remember`): derived key-encryption keys only.
+        .target(name: "MeishiKeyring", dependencies: ["CKeyutils", "MeishiCrypto"]),
         .target(
             name: "MeishiProximity",
             dependencies: [
@@ -91,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "meishi",
             dependencies: [
-                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity",
+                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity", "MeishiKeyring",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -104,14 +116,18 @@ let package = Package(
             // them into .build/static-libs, searched before the system's directories, so a start
             // maps 10 shared objects instead of 30 and binds ~450 symbols instead of ~6,100
             // (libzbar.so alone drags in D-Bus, X11, systemd and gcrypt). glibc stays shared.
-            // Without that directory (a plain `swift build -c release`) everything links shared.
+            // Without MEISHI_STATIC_LINK=1 (a plain `swift build -c release`) everything links shared.
             linkerSettings: [
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                              "-Xlinker", "--no-export-dynamic", "-L", staticLibraries,
-                              // What the archives need: libpng zlib; libzbar's camera libv4l2
-                              // (no -dev symlink on Debian). Dropped when unused.
-                              "-Xlinker", "--as-needed", "-Xlinker", "-lz", "-Xlinker", "-l:libv4l2.so.0"]
-                             + zbarWithoutDBus, .when(platforms: [.linux], configuration: .release)),
+                              "-Xlinker", "--no-export-dynamic"]
+                             + (staticLink
+                                ? ["-L", staticLibraries,
+                                   // What the archives need: libpng zlib; libzbar's camera libv4l2
+                                   // (no -dev symlink on Debian). Dropped when unused.
+                                   "-Xlinker", "--as-needed", "-Xlinker", "-lz", "-Xlinker", "-l:libv4l2.so.0"]
+                                  + zbarWithoutDBus
+                                : []),
+                             .when(platforms: [.linux], configuration: .release)),
             ]),
 
         // A corpus replayer normally; libFuzzer's target when built with -DFUZZING (make fuzz).
@@ -133,7 +149,7 @@ let package = Package(
         .testTarget(name: "MeishiFuzzTests", dependencies: ["MeishiFuzz"]),
         // GRDB here only reads a store behind meishi's back (integrity after a SIGKILL).
         .testTarget(name: "MeishiEndToEndTests", dependencies: [
-            "meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity",
+            "meishi", "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity", "MeishiKeyring",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],

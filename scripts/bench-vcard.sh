@@ -15,7 +15,8 @@ ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }
 echo "## vCard ($(basename "$(dirname "$(dirname "$meishi")")")/$(basename "$(dirname "$meishi")") build)"
 corpus=$PWD/../shared/corpus/vcard
 if [ -d "$corpus" ] && [ -x "$py" ] && "$py" -c 'import vobject' 2>/dev/null; then
-  files=$(find "$corpus" -name '*.vcf' | sort)
+  MEISHI_HOME=$out/corpus-home "$meishi" init >/dev/null   # commands refuse a home without an identity
+  files=$(find "$corpus" -name '*.vcf' | sort | head -n "${BENCH_VCARD_FILES:-1000000}")
   count=$(echo "$files" | wc -l)
   t0=$(now_ns); read_meishi=0; failed_meishi=0
   for f in $files; do
@@ -54,7 +55,8 @@ else
   echo "(corpus ../shared/corpus/vcard or .venv with vobject missing: corpus comparison skipped)"
 fi
 
-"${py:-python3}" - "$n" > "$out/many.vcf" <<'PY'
+gen=python3; [ -x "$py" ] && gen=$py
+"$gen" - "$n" > "$out/many.vcf" <<'PY'
 import sys
 n = int(sys.argv[1])
 for i in range(n):
@@ -65,6 +67,7 @@ for i in range(n):
                      % (i, i, i % 100, i, i // 10000, i % 10000, i, i))
 PY
 home=$out/home
+MEISHI_HOME=$home "$meishi" init >/dev/null
 t0=$(now_ns)
 MEISHI_HOME=$home "$meishi" contacts import "$out/many.vcf" | tail -1
 echo "import $n contacts (new store)      $(ms_since "$t0") ms"

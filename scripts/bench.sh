@@ -5,29 +5,46 @@
 # `scripts/bench.sh psi` only the common-friends part.
 # `scripts/bench.sh qr` only the QR part (make bench-qr).
 # `scripts/bench.sh startup` only the start-up part (make bench-startup).
+# BENCH_QUICK=1 (make check-bench, run by make test): every part once, on tiny inputs, with the
+# build in BENCH_BUILD (default: the release build), so the script cannot rot unnoticed; its
+# figures mean nothing.
 set -euo pipefail
 only=${1:-all}
 cd "$(dirname "$0")/.."
-meishi=$PWD/.build/release/meishi
-bench=$PWD/.build/release/meishi-bench
+quick=${BENCH_QUICK:-0}
+build=${BENCH_BUILD:-$PWD/.build/release}
+meishi=$build/meishi
+bench=$build/meishi-bench
 out=$PWD/bench-out
 rm -rf "$out"; mkdir -p "$out"
 count=${BENCH_CONTACTS:-100000}
+budget=1.0   # seconds each in-process measurement of meishi-bench runs
+if [ "$quick" = 1 ]; then
+  count=${BENCH_CONTACTS:-200}; budget=0.02
+  export BENCH_VCARDS=${BENCH_VCARDS:-40} BENCH_VCARD_FILES=${BENCH_VCARD_FILES:-8}
+fi
+# runs N: N, or 2 in quick mode; warmup N likewise with 0
+runs() { if [ "$quick" = 1 ]; then echo 2; else echo "$1"; fi; }
+warmup() { if [ "$quick" = 1 ]; then echo 0; else echo "$1"; fi; }
+# The namespace parts hold the machine-wide lock the tests' namespaces hold
+# (NamespaceExchangeTests.lockNamespaces): two runs of one prefix would tear down each other's hosts.
+lock_namespaces() { exec 9>/tmp/meishi-netns.lock; flock 9; }
+unlock_namespaces() { flock -u 9; exec 9>&-; }
 
 now_ns() { date +%s%N; }
 # median wall time in ms of N runs of a command (hyperfine, no shell in between)
 median_ms() {
-  local n=$1; shift
+  local n; n=$(runs "$1"); shift
   local cmd; cmd=$(printf '%q ' "$@")
-  hyperfine -N --warmup 2 --runs "$n" --export-json "$out/hf.json" "$cmd" >/dev/null 2>&1
+  hyperfine -N --warmup "$(warmup 2)" --runs "$n" --export-json "$out/hf.json" "$cmd" >/dev/null 2>&1
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$out/hf.json"
 }
 
 # the same for a command that may exit non-zero (meishi scan of an image without a code)
 median_ms_any() {
-  local n=$1; shift
+  local n; n=$(runs "$1"); shift
   local cmd; cmd=$(printf '%q ' "$@")
-  hyperfine -N -i --warmup 1 --runs "$n" --export-json "$out/hf.json" "$cmd" >/dev/null 2>&1
+  hyperfine -N -i --warmup "$(warmup 1)" --runs "$n" --export-json "$out/hf.json" "$cmd" >/dev/null 2>&1
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$out/hf.json"
 }
 
@@ -40,7 +57,7 @@ shome=$out/startup-home
 "$meishi" --home "$shome" init >/dev/null
 "$meishi" --home "$shome" card set name Mei >/dev/null
 stext=$("$meishi" --home "$shome" card qr --format text)
-hyperfine -N --warmup 5 --runs 50 --export-json "$out/startup.json" \
+hyperfine -N --warmup "$(warmup 5)" --runs "$(runs 50)" --export-json "$out/startup.json" \
   "$(printf '%q ' qrencode -t ANSIUTF8 "$stext")" \
   "$(printf '%q ' "$meishi" --version)" \
   "$(printf '%q ' "$meishi" --home "$shome" card qr --format terminal)" \
@@ -84,10 +101,10 @@ echo
 fi
 if [ "$only" = all ]; then
 echo "## Signatures (in process, release build)"
-"$bench" crypto 1.0
+"$bench" crypto "$budget"
 echo
 echo "## CPace, ristretto255 + SHA-512 (in process, release build; used by exchange --code)"
-"$bench" cpace 1.0
+"$bench" cpace "$budget"
 echo
 echo "## Contact store: $count contacts"
 mkdir -p "$out/home"
@@ -107,10 +124,11 @@ rows=$(sqlite3 "$out/shell.sqlite" "select count(*) from contact")
 echo "sqlite3 shell bulk insert    $rows contacts in $shell_s s (same rows, one transaction)"
 awk -v m="$meishi_s" -v s="$shell_s" 'BEGIN {printf "ratio meishi / sqlite3 shell  %.2f   (target: <= 2)\n", m/s}'
 list_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts list --limit 50)
-show_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts show 54321)
-show_did=$(sqlite3 "$out/home/meishi.sqlite" "select did from contact where id=77777")
+# Rows a little past the middle and three quarters in (54321 and 77777 of 100,000).
+show_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts show $(( count * 54321 / 100000 )))
+show_did=$(sqlite3 "$out/home/meishi.sqlite" "select did from contact where id=$(( count * 77777 / 100000 ))")
 showdid_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts show "$show_did")
-search_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts list --search user99999@ --limit 50)
+search_ms=$(median_ms 15 "$meishi" --home "$out/home" contacts list --search "user$(( count - 1 ))@" --limit 50)
 echo "contacts list --limit 50     median $list_ms ms   (target: < 10 ms)"
 echo "contacts show ID             median $show_ms ms   (target: < 20 ms)"
 echo "contacts show DID            median $showdid_ms ms"
@@ -149,12 +167,13 @@ if [ -x "$py" ] && "$py" -c 'import zxingcpp, segno, cv2, PIL' 2>/dev/null; then
   dec_meishi="cmd:$meishi scan --raw {path}"
   "$py" scripts/bench-qr.py payloads "$out/payloads.json" "$out/card.txt" "$out/vcard.txt"
   if [ -f "$qrkit" ]; then
-    "$py" "$qrkit" gen --payloads "$out/payloads.json" --out "$out/segno-set" --n 140 --seed 7 --generators segno >"$out/gen.log" 2>&1 || cat "$out/gen.log"
+    "$py" "$qrkit" gen --payloads "$out/payloads.json" --out "$out/segno-set" --n "$([ "$quick" = 1 ] && echo 4 || echo 140)" --seed 7 --generators segno >"$out/gen.log" 2>&1 || cat "$out/gen.log"
     # Perspective on its own: the distortion zbar's finder handles worst.
-    "$py" "$qrkit" gen --payloads "$out/payloads.json" --out "$out/perspective-set" --n 40 --seed 11 --generators segno,qrcode \
+    "$py" "$qrkit" gen --payloads "$out/payloads.json" --out "$out/perspective-set" --n "$([ "$quick" = 1 ] && echo 2 || echo 40)" --seed 11 --generators segno,qrcode \
       --categories perspective >>"$out/gen.log" 2>&1 || cat "$out/gen.log"
     sets=("$out/segno-set" "$out/perspective-set")
-    [ -d ../shared/corpus/qr ] && sets+=(../shared/corpus/qr/*/)
+    # Quick mode reads the generated sets only: the shared corpus is 600 images.
+    [ -d ../shared/corpus/qr ] && [ "$quick" != 1 ] && sets+=(../shared/corpus/qr/*/)
     "$py" "$qrkit" eval --decoder "$dec_meishi" --decoders zbarimg,zxingcpp --sets "${sets[@]}" \
       --json "$out/scan.json" --md "$out/scan.md" > "$out/scan.log" 2>&1 || true
     "$py" scripts/bench-qr.py report "$out/scan.json" "${sets[@]}"
@@ -179,7 +198,7 @@ if [ -x "$py" ] && "$py" -c 'import zxingcpp, segno, cv2, PIL' 2>/dev/null; then
   "$py" scripts/bench-qr.py photo "$out/nocode.jpg" "$out/card.txt" --no-code
   nocode_meishi=$(median_ms_any 9 "$meishi" scan --raw "$out/nocode.jpg")
   nocode_zbar=$(median_ms_any 9 zbarimg -q --raw "$out/nocode.jpg")
-  nocode_inprocess=$("$bench" scan $(printf "$out/nocode.jpg %.0s" 1 2 3 4 5 6 7 8 9) | "$py" scripts/bench-qr.py median-ms)
+  nocode_inprocess=$("$bench" scan $(printf "$out/nocode.jpg %.0s" $(seq "$(runs 9)")) | "$py" scripts/bench-qr.py median-ms)
   echo "12-megapixel photo with no code: meishi scan median $nocode_meishi ms (target: <= 150 ms; in process $nocode_inprocess ms), zbarimg $nocode_zbar ms"
 else
   echo
@@ -191,13 +210,15 @@ fi
 [ "$only" = qr ] && exit 0
 if [ "$only" = all ] || [ "$only" = psi ]; then
 echo "## Common friends: two 'meishi exchange --code' processes on loopback, 10 % overlap (load now: $(cut -d' ' -f1-3 /proc/loadavg))"
-"$bench" psi 1.0 | tee "$out/psi-prim.txt" | grep -v '^floor-us'
+"$bench" psi "$budget" | tee "$out/psi-prim.txt" | grep -v '^floor-us'
 read -r h_us m_us < <(awk '/^floor-us/ {print $2, $3}' "$out/psi-prim.txt")
 cores=$(nproc)
 py=$PWD/.venv/bin/python
 have_om=no; [ -x "$py" ] && "$py" -c 'import private_set_intersection.python' 2>/dev/null && have_om=yes
 printf '%-13s %-9s %9s %9s %9s %11s %11s   %s\n' shape mode "wall ms" "+PSI ms" "phase ms" "sent B" "recv B" "common"
-for shape in "1000 1000 3" "100 10000 3" "10000 10000 1"; do
+shapes=("1000 1000 3" "100 10000 3" "10000 10000 1")
+[ "$quick" = 1 ] && shapes=("20 40 1")
+for shape in "${shapes[@]}"; do
   read -r na nb runs <<< "$shape"
   common=$(( (na < nb ? na : nb) / 10 ))
   ph=$out/psi-$na-$nb; rm -rf "$ph"; mkdir -p "$ph"
@@ -211,7 +232,7 @@ for shape in "1000 1000 3" "100 10000 3" "10000 10000 1"; do
       t0=$(now_ns)
       "$meishi" --home "$ph/a" exchange --listen --port 47902 --code 9-bench-friends --friends "$mode" --json --timeout 120 > "$ph/a.json" 2>/dev/null &
       "$meishi" --home "$ph/b" exchange --peer 127.0.0.1:47902 --code 9-bench-friends --friends "$mode" --json --timeout 120 > "$ph/b.json" 2>/dev/null
-      wait
+      wait $!   # the listening side failing fails the bench (it would rot unseen)
       echo "$(( ($(now_ns) - t0) / 1000 )) $(python3 -c '
 import json, sys
 a, b = (json.load(open(p)).get("commonFriends") or {} for p in sys.argv[1:3])
@@ -241,7 +262,7 @@ echo
 fi
 if [ "$only" != messages ]; then
 echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"
-runs=7
+runs=$(runs 7)
 ehome=$out/exchange
 "$meishi" --home "$ehome/a" init >/dev/null; "$meishi" --home "$ehome/a" card set name "Mei Tanaka" >/dev/null
 "$meishi" --home "$ehome/b" init >/dev/null; "$meishi" --home "$ehome/b" card set name "Ken Sato" >/dev/null
@@ -250,11 +271,12 @@ for i in $(seq $runs); do
   t0=$(now_ns)
   "$meishi" --home "$ehome/a" exchange --listen --port 47901 --yes --timeout 20 >/dev/null 2>&1 &
   "$meishi" --home "$ehome/b" exchange --peer 127.0.0.1:47901 --yes --timeout 20 >/dev/null 2>&1
-  wait
+  wait $!
   echo $(( ($(now_ns) - t0) / 1000 ))
 done | awk '{print $1/1000}' | median_of > "$out/ex-loop.txt"
 echo "meishi, loopback (--listen / --peer)                 median $(cat "$out/ex-loop.txt") ms over $runs"
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  lock_namespaces
   scripts/netns.sh down mbx 2; scripts/netns.sh up mbx 2
   for mode in code none; do
     extra=(); [ $mode = code ] && extra=(--code 7-bench-anchor)
@@ -262,11 +284,12 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
       t0=$(now_ns)
       ip netns exec mbx1 "$meishi" --home "$ehome/a" exchange --yes --timeout 20 "${extra[@]}" >/dev/null 2>&1 &
       ip netns exec mbx2 "$meishi" --home "$ehome/b" exchange --yes --timeout 20 "${extra[@]}" >/dev/null 2>&1
-      wait
+      wait $!
       echo $(( ($(now_ns) - t0) / 1000 ))
     done | awk '{print $1/1000}' | median_of > "$out/ex-ns-$mode.txt"
   done
   scripts/netns.sh down mbx 2
+  unlock_namespaces
   echo "meishi, two namespaces, multicast with --code (PAKE, met)   median $(cat "$out/ex-ns-code.txt") ms over $runs (target: <= 50)"
   echo "meishi, two namespaces, multicast, 6-digit path (--yes)    median $(cat "$out/ex-ns-none.txt") ms over $runs (includes the 1 s window that makes sure only one peer is there)"
 else
@@ -315,18 +338,21 @@ for p in a b; do "$meishi" --home "$mhome/$p" init >/dev/null; done
 "$meishi" --home "$mhome/b" contacts add "$mhome/a.json" >/dev/null
 "$meishi" --home "$mhome/b" listen --port 47921 --for 600 >/dev/null 2>"$mhome/listen.log" & lpid=$!
 sleep 0.5
-echo "send --peer, loopback                        median $(median_ms 20 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 127.0.0.1:47921 --timeout 5) ms over 20"
-echo "through one listen (in process, loopback)    $("$bench" messages "$mhome/a" Ken 47921 2000 8)"
+echo "send --peer, loopback                        median $(median_ms 20 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 127.0.0.1:47921 --timeout 5) ms over $(runs 20)"
+if [ "$quick" = 1 ]; then messages=(20 2); else messages=(2000 8); fi
+echo "through one listen (in process, loopback)    $("$bench" messages "$mhome/a" Ken 47921 "${messages[@]}")"
 kill $lpid 2>/dev/null || true; wait $lpid 2>/dev/null || true
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  lock_namespaces
   scripts/netns.sh down mbm 2; scripts/netns.sh up mbm 2
   ip netns exec mbm1 "$meishi" --home "$mhome/b" listen --for 600 >/dev/null 2>"$mhome/listen-ns.log" & lpid=$!
   sleep 0.5
-  echo "send (multicast probe), two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --timeout 5) ms over 20 (target: <= 250)"
-  echo "send --peer 10.147.0.1, two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 10.147.0.1 --timeout 5) ms over 20"
-  echo "ip netns exec /bin/true (the wrapper's cost) median $(median_ms 20 ip netns exec mbm2 /bin/true) ms over 20"
+  echo "send (multicast probe), two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --timeout 5) ms over $(runs 20) (target: <= 250)"
+  echo "send --peer 10.147.0.1, two namespaces       median $(median_ms 20 ip netns exec mbm2 "$meishi" --home "$mhome/a" send Ken "bench note" --peer 10.147.0.1 --timeout 5) ms over $(runs 20)"
+  echo "ip netns exec /bin/true (the wrapper's cost) median $(median_ms 20 ip netns exec mbm2 /bin/true) ms over $(runs 20)"
   kill $lpid 2>/dev/null || true; wait $lpid 2>/dev/null || true
   scripts/netns.sh down mbm 2
+  unlock_namespaces
 else
   echo "(not root: the namespace runs are skipped)"
 fi

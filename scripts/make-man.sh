@@ -12,7 +12,12 @@ if ! swift package generate-manual --configuration debug --date "$date" --author
 fi
 generated=.build/plugins/GenerateManual/outputs/meishi/meishi.1
 awk -v sections=man/sections.mdoc '
-  /^\.Sh "EXIT STATUS"/ { skipping = 1; while ((getline line < sections) > 0) print line; next }
+  /^\.Sh "EXIT STATUS"/ { skipping = 1; while ((getline line < sections) > 0) if (line != "") print line; next }
   /^\.Sh / && skipping && !/EXIT STATUS/ { skipping = 0 }
+  # argument-parser leaves blank lines between paragraphs of a discussion: mdoc wants .Pp
+  # (a blank line is a warning in man --warnings and lintian), except inside a literal display.
+  /^\.Bd / { literal = 1 }
+  /^\.Ed/ { literal = 0 }
+  !skipping && /^$/ && !literal { print ".Pp"; next }
   !skipping { print }
 ' "$generated"

@@ -100,7 +100,7 @@ public enum PassphraseProtection {
                             limits: Limits = .moderate) throws(CryptoError) -> Sealed {
         let salt = SecureRandom.bytes(saltByteCount)
         let nonce = SecureRandom.bytes(XChaCha20Poly1305.nonceByteCount)
-        let key = try deriveKey(passphrase: passphrase, salt: salt, limits: limits)
+        let key = try keyEncryptionKey(passphrase: passphrase, salt: salt, limits: limits)
         let ct = secret.withUnsafeBytes {
             XChaCha20Poly1305.seal($0, key: key, nonce: nonce, associatedData: associatedData)
         }
@@ -109,11 +109,22 @@ public enum PassphraseProtection {
 
     /// The secret, or `.authenticationFailed` for a wrong passphrase or altered file.
     public static func open(_ sealed: Sealed, passphrase: SecureBytes, associatedData: [UInt8]) throws(CryptoError) -> SecureBytes {
-        let key = try deriveKey(passphrase: passphrase, salt: sealed.salt, limits: sealed.limits)
+        let key = try keyEncryptionKey(passphrase: passphrase, salt: sealed.salt, limits: sealed.limits)
+        return try open(sealed, key: key, associatedData: associatedData)
+    }
+
+    /// The secret under a key-encryption key `keyEncryptionKey` made for this sealed value's salt
+    /// and limits (kept from an earlier unlock), or `.authenticationFailed`.
+    public static func open(_ sealed: Sealed, key: SecureBytes, associatedData: [UInt8]) throws(CryptoError) -> SecureBytes {
+        guard key.count == XChaCha20Poly1305.keyByteCount else {
+            throw .invalidLength(what: "key", expected: XChaCha20Poly1305.keyByteCount, actual: key.count)
+        }
         return try XChaCha20Poly1305.open(sealed.ciphertext, key: key, nonce: sealed.nonce, associatedData: associatedData)
     }
 
-    static func deriveKey(passphrase: SecureBytes, salt: [UInt8], limits: Limits) throws(CryptoError) -> SecureBytes {
+    /// The key Argon2id derives from `passphrase` for `salt` and `limits`: what opens a sealed
+    /// value, and what the passphrase agent keeps instead of the passphrase.
+    public static func keyEncryptionKey(passphrase: SecureBytes, salt: [UInt8], limits: Limits) throws(CryptoError) -> SecureBytes {
         Sodium.ensureReady()
         guard salt.count == saltByteCount else {
             throw .invalidLength(what: "salt", expected: saltByteCount, actual: salt.count)

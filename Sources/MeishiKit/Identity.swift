@@ -39,10 +39,14 @@ public protocol PassphraseSource: Sendable {
     var tries: Int { get }
     /// The passphrase for try `attempt` (1, 2, …): after a wrong one, the front end may say so.
     func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes?
+    /// Where the key-encryption keys of earlier unlocks are kept and found (the passphrase agent),
+    /// or nil: every unlock asks.
+    var remembered: (any RememberedKeys)? { get }
 }
 
 extension PassphraseSource {
     public var tries: Int { 1 }
+    public var remembered: (any RememberedKeys)? { nil }
     public func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes? { passphrase(forKeyAt: path) }
 }
 

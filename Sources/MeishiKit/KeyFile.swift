@@ -96,11 +96,21 @@ enum KeyFile {
                 throw .keyLimitsTooHigh(path: path, operations: limits.operations, memoryBytes: limits.memoryBytes)
             }
             let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: secretBytes)
+            // A key kept from an earlier unlock in this session opens the file without a question;
+            // one that no longer does (the file was sealed again) is dropped.
+            let keptName = "kek:" + saltText
+            if let kept = passphrases.remembered, let key = kept.key(named: keptName) {
+                if let secret = try? PassphraseProtection.open(sealed, key: key, associatedData: associatedData) { return secret }
+                kept.forget(named: keptName)
+            }
             // A person at a terminal may mistype: `tries` passphrases, then it is wrong.
             for attempt in 1...max(1, passphrases.tries) {
                 guard let passphrase = passphrases.passphrase(forKeyAt: path, attempt: attempt) else { throw .passphraseNeeded }
                 do {
-                    return try PassphraseProtection.open(sealed, passphrase: passphrase, associatedData: associatedData)
+                    let key = try PassphraseProtection.keyEncryptionKey(passphrase: passphrase, salt: salt, limits: limits)
+                    let secret = try PassphraseProtection.open(sealed, key: key, associatedData: associatedData)
+                    passphrases.remembered?.remember(key, named: keptName)
+                    return secret
                 } catch .authenticationFailed {
                     continue
                 } catch {

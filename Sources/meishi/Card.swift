@@ -39,11 +39,11 @@ struct FieldValueArguments: ParsableArguments {
 }
 
 /// Loads the card, applies `edit`, saves it, and says what changed.
-func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws(CardError) -> String) throws(MeishiError) {
+func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws(CardError) -> String) throws {
     let session = try global.session(ctx)
     var card = try session.cards.loadCard()
     let message: String
-    do { message = try edit(&card) } catch { throw .card(error) }
+    do { message = try edit(&card) } catch { throw MeishiError.card(error) }
     try session.cards.saveCard(card)
     ctx.out.line(message)
 }

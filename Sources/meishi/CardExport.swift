@@ -16,8 +16,8 @@ struct CardExport: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "Share the values up to this level.")
-    var level: DisclosureLevel = .professional
+    @Option(help: "Share the values up to this level (default: professional, or level in the configuration file).")
+    var level: DisclosureLevel?
 
     @Option(help: ArgumentHelp("Share only these fields (comma-separated), e.g. name,email.", valueName: "fields"))
     var fields: FieldListArgument?
@@ -30,6 +30,8 @@ struct CardExport: SynchronousCommand {
 
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
+        let settings = try Settings.load(ctx)
+        let level = self.level ?? settings.level ?? .professional, fields = self.fields ?? settings.fields
         let card = try session.cards.loadCard()
         let only = try fields?.names
         // Say what is missing before a passphrase is asked: the identity, then the name.

@@ -33,8 +33,8 @@ struct CardQR: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "Share the values up to this level.")
-    var level: DisclosureLevel = .professional
+    @Option(help: "Share the values up to this level (default: professional, or level in the configuration file).")
+    var level: DisclosureLevel?
 
     @Option(help: ArgumentHelp("Share only these fields (comma-separated).", valueName: "fields"))
     var fields: FieldListArgument?
@@ -89,6 +89,8 @@ struct CardQR: SynchronousCommand {
             throw MeishiFailure("refusing to write PNG data to a terminal", hint: "use -o FILE, or -o - to write it to standard output",
                                 status: .usage)
         }
+        let settings = try Settings.load(ctx)
+        let level = self.level ?? settings.level ?? .professional, fields = self.fields ?? settings.fields
         let card = try session.cards.loadCard()
         let only = try fields?.names
         let (text, mode) = solidarity

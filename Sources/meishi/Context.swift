@@ -76,7 +76,11 @@ struct Context: Sendable {
         Console(standardOutput: standardOutput, standardError: standardError,
                 messageWidth: terminal.standardErrorIsTerminal ? terminal.width : nil)
     }
-    var passphrases: TerminalPassphrases { TerminalPassphrases(environment: environment, terminal: terminal, console: out) }
+    /// The passphrase agent of this command line (`--remember`, `meishi lock`).
+    var agent = Agent()
+    var passphrases: TerminalPassphrases {
+        TerminalPassphrases(environment: environment, terminal: terminal, console: out, remembered: agent)
+    }
 
     /// A file's bytes, or standard input's for "-".
     func read(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {

@@ -1,6 +1,7 @@
 import Foundation
 import MeishiCard
 import MeishiCrypto
+import MeishiKeyring
 import MeishiKit
 import MeishiProximity
 import MeishiQR
@@ -470,6 +471,16 @@ extension MeishiFailure {
 
     static func passphrasePrompt(_ path: String, attempt: Int) -> String {
         attempt == 1 ? "passphrase for \(path): " : "wrong passphrase, try again (\(attempt) of \(passphraseTries)): "
+    }
+
+    /// The agent could not keep a key (the unlock itself worked).
+    static func cannotRemember(_ failure: SessionKeyring.Failure) -> String {
+        switch failure {
+        case .unavailable(let e):
+            "the passphrase is not remembered: no session keyring (\(String(cString: strerror(e)))); it will be asked again"
+        case .refused(let e):
+            "the passphrase is not remembered: the kernel refused the key (\(String(cString: strerror(e)))); it will be asked again"
+        }
     }
 
     static func passphraseIsShort(_ characters: Int) -> String {

@@ -74,22 +74,22 @@ struct Exchange: MeishiCommand {
         "For scripts and tests. Without a person comparing codes, nothing stops a machine in the middle from swapping cards: contacts are stored as 'signed', not 'met'."))
     var yes = false
 
-    @Option(help: "Share the values up to this level.")
-    var level: DisclosureLevel = .professional
+    @Option(help: "Share the values up to this level (default: professional, or level in the configuration file).")
+    var level: DisclosureLevel?
 
     @Option(help: ArgumentHelp("Share only these fields (comma-separated).", valueName: "fields"))
     var fields: FieldListArgument?
 
-    @Option(help: ArgumentHelp("Give up after this long (e.g. 60s, 5m).", valueName: "duration"))
-    var timeout: DurationArgument = DurationArgument(argument: "60")!
+    @Option(help: ArgumentHelp("Give up after this long (e.g. 60s, 5m; default: 60s, or timeout in the configuration file).", valueName: "duration"))
+    var timeout: DurationArgument?
 
     @Option(help: ArgumentHelp("Largest clock difference accepted for the peer's card.", valueName: "duration"))
     var maxSkew: DurationArgument = .defaultMaximumSkew
 
-    @Option(help: ArgumentHelp("Compare contacts privately after the cards: ecdh, verified, hash or off.", discussion:
+    @Option(help: ArgumentHelp("Compare contacts privately after the cards: ecdh (the default), verified, hash or off.", discussion:
         "Each side learns which contacts both hold, never the others'. The most private mode either side asks for runs (off > verified > ecdh > hash). 'hash' sends salted SHA-256 hashes of DIDs: the peer can test DIDs it knows against them.",
                                valueName: "mode"))
-    var friends: FriendsMode = .ecdh
+    var friends: FriendsMode?
 
     @Option(help: ArgumentHelp("Largest set the peer may compare for common friends: its contacts, plus their emails and phones with --match.", valueName: "n"))
     var maxSet: Int = ExchangeService.FriendsOptions.defaultMaximumSetSize
@@ -119,7 +119,7 @@ struct Exchange: MeishiCommand {
             throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
         }
         guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
-        if match != nil, friends == .hash || friends == .off {
+        if match != nil, friends == .hash || friends == .off {  // with friends from the configuration file: in run
             throw ValidationError("--match needs --friends ecdh or verified: emails and phones hashed alone could be guessed offline")
         }
         guard !(listen && peer != nil) else { throw ValidationError("use --listen on one side and --peer HOST:PORT on the other, not both") }
@@ -145,7 +145,7 @@ struct Exchange: MeishiCommand {
             throw ValidationError(Self.badPortMessage(peer)
                                   ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets: [fe80::1%eth0]:47823)")
         }
-        guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
+        if let timeout { guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") } }
     }
 
     /// HOST, HOST:PORT, a bare IPv6 address, or [IPV6]:PORT; the port defaults to meishi's.
@@ -183,6 +183,15 @@ struct Exchange: MeishiCommand {
     }
 
     func run(_ ctx: Context) async throws {
+        // Flags win over the configuration file, which wins over the defaults.
+        let settings = try Settings.load(ctx)
+        let level = self.level ?? settings.level ?? .professional, fields = self.fields ?? settings.fields
+        let timeout = self.timeout ?? settings.timeout ?? DurationArgument(seconds: 60), friends = self.friends ?? settings.friends ?? .ecdh
+        let alias = listen || peer != nil ? nil : alias ?? settings.alias
+        if match != nil, friends == .hash || friends == .off {
+            throw MeishiFailure("--match needs friends ecdh or verified (the configuration file sets \(friends.rawValue))",
+                                hint: "add --friends ecdh", status: .usage)
+        }
         let terminal = ctx.terminal
         let exchangeCode = resolveCode()
         if exchangeCode == nil, !yes, !terminal.isInteractive {

@@ -20,6 +20,8 @@ enum ExitStatus: Int32, Sendable {
     case protocolError = 76
     /// EX_NOPERM: a key file others can read, or a wrong or missing passphrase.
     case permission = 77
+    /// EX_CONFIG: the configuration file has an unknown key or a bad value.
+    case configuration = 78
 
     /// `send`: nobody answered within --timeout; the message was not delivered (EX_TEMPFAIL, 75).
     static let notDelivered = ExitStatus.timedOut

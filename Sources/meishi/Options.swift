@@ -15,18 +15,30 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print diagnostics on standard error.")
     var verbose = false
 
+    @Option(help: ArgumentHelp("Keep the unlocked key in the session keyring this long (e.g. 15m; at most 12h; 0: off, the default).", discussion:
+        "What is kept is the key Argon2id derived from the passphrase, never the passphrase; later commands of this session use it without asking, until it expires or 'meishi lock'. Also 'remember' in the configuration file.",
+        valueName: "duration"))
+    var remember: DurationArgument?
+
+    func validate() throws {
+        if let remember, !(0...Agent.maximumSeconds).contains(remember.seconds) { throw ValidationError("--remember must be 0 to 12h") }
+    }
+
     /// The command's home, resolved from --home and the context's environment; starts logging.
     /// Every command that reads or writes the home needs an identity there: a home without one
     /// (a mistyped --home) is refused before anything is created in it. `init`, `verify` and
     /// `scan --raw` pass `needsIdentity: false`.
-    func session(_ ctx: Context, needsIdentity: Bool = true) throws(MeishiError) -> HomeSession {
+    func session(_ ctx: Context, needsIdentity: Bool = true) throws -> HomeSession {
         let level = verbose ? .debug : (ctx.environment["MEISHI_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .warning)
         LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
         let home = try Home.resolve(flag: home, environment: ctx.environment, workingDirectory: ctx.workingDirectory)
         try home.checkOwnership()
         if verbose { ctx.out.debug("home \(home.path)" + (self.home != nil ? " (--home)" : ctx.environment["MEISHI_HOME"].map { _ in " (MEISHI_HOME)" } ?? "")) }
+        // --remember, else the configuration file's remember (checked there), else off.
+        let keep = try remember?.seconds ?? Settings.load(ctx).remember?.seconds ?? 0
+        ctx.agent.remember(for: keep, console: ctx.out)
         let session = HomeSession(ctx: ctx, home: home, verbose: verbose)
-        if needsIdentity, !session.identities.exists { throw .noIdentity(home: home.path) }
+        if needsIdentity, !session.identities.exists { throw MeishiError.noIdentity(home: home.path) }
         return session
     }
 }

@@ -9,6 +9,15 @@ struct TerminalPassphrases: PassphraseSource {
     let console: Console
     /// What a new passphrase is for, in its prompt ("new passphrase: ").
     var newPrompt = "new passphrase"
+    /// The agent: key-encryption keys of earlier unlocks in this session.
+    var remembered: (any RememberedKeys)?
+
+    init(environment: [String: String], terminal: TerminalIO, console: Console, remembered: (any RememberedKeys)? = nil) {
+        self.environment = environment
+        self.terminal = terminal
+        self.console = console
+        self.remembered = remembered
+    }
 
     /// Only a person at a terminal may mistype; a passphrase from the environment is tried once.
     var tries: Int { environment["MEISHI_PASSPHRASE"] == nil ? MeishiFailure.passphraseTries : 1 }
