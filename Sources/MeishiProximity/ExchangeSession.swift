@@ -126,15 +126,25 @@ public final class ExchangeSession {
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
     public var isComplete: Bool { peerCard != nil && acknowledgedByPeer && acknowledgedLocally }
 
-    public init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
-                nonce: [UInt8] = SecureRandom.bytes(32)) {
-        precondition(nonce.count == 32)
+    /// With a code, the CPace scalar; nil draws a fresh one (only vector tests fix it).
+    private let pakeScalar: Ristretto255.Scalar?
+
+    public convenience init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
+                            nonce: [UInt8] = SecureRandom.bytes(32)) {
+        self.init(role: role, verifier: verifier, binding: binding, ephemeral: ephemeral, nonce: nonce, pakeNonce: nil, pakeScalar: nil)
+    }
+
+    /// Every random input fixed (fixtures/exchange-vectors.json): the PAKE's nonce and scalar too.
+    init(role: Role, verifier: CardVerifier, binding: CodeBinding?, ephemeral: X25519.SecretKey, nonce: [UInt8],
+         pakeNonce: [UInt8]?, pakeScalar: Ristretto255.Scalar?) {
+        precondition(nonce.count == 32 && (pakeNonce == nil || pakeNonce!.count == Self.pakeNonceByteCount))
         self.role = role
         self.verifier = verifier
         self.binding = binding
-        if binding != nil { pakeNonce = SecureRandom.bytes(Self.pakeNonceByteCount) }
+        if binding != nil { self.pakeNonce = pakeNonce ?? SecureRandom.bytes(Self.pakeNonceByteCount) }
         self.ephemeral = ephemeral
         self.nonce = nonce
+        self.pakeScalar = pakeScalar
     }
 
     // MARK: Handshake
@@ -218,7 +228,8 @@ public final class ExchangeSession {
             guard body.count == 2 + Self.pakeNonceByteCount else { throw .malformedFrame("PAKE HELLO must be 18 bytes") }
             peerNonce = Array(body[2...])
             transcript += body
-            let r = CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            let r = pakeScalar.map { CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID(), associatedData: [], scalar: $0) }
+                ?? CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
             responder = r
             let reply = [Message.pakeReply.rawValue, Self.protocolVersion] + pakeNonce + r.message.encoded
             transcript += reply
@@ -236,7 +247,8 @@ public final class ExchangeSession {
                 throw .malformedFrame("bad CPace share")
             }
             transcript += body
-            let initiator = CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            let initiator = pakeScalar.map { CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID(), associatedData: [], scalar: $0) }
+                ?? CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
             let session: CPace.Session
             do { session = try initiator.finish(responderMessage: responderMessage) } catch { throw .weakKey }
             initiatorSession = session
