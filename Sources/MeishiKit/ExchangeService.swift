@@ -96,7 +96,7 @@ public struct ExchangeService: Sendable {
         participant.trace = trace
         // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
         let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
-        participant.commonFriends = CommonFriendsRequest(
+        let friendsRequest = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
             codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
         // Post-card phase 2: the peer's card is verified and acknowledged by then. Its envelope is
@@ -107,7 +107,7 @@ public struct ExchangeService: Sendable {
             // Refuse a note that cannot be sent before the network, not after the cards.
             do { try MessageEnvelope.validate(text: message.text, lifetime: message.lifetime) } catch { throw .messageText(error) }
         }
-        participant.messages = ExchangeMessages(
+        let messageHooks = ExchangeMessages(
             authenticated: authenticated,
             outgoing: { peer in
                 guard let message else { return nil }
@@ -123,6 +123,8 @@ public struct ExchangeService: Sendable {
                 }
                 return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock(), log: log)
             })
+        // The post-card phases, in their order (docs/PROTOCOL.md §8): each session gets its own.
+        participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks)] }
         let result: ExchangeResult
         do {
             result = try await ExchangeTransport.exchange(endpoint, timeoutSeconds: timeoutSeconds, participant: participant,
@@ -140,7 +142,7 @@ public struct ExchangeService: Sendable {
                                       in: store)
         }
         var report: CommonFriendsReport?
-        if let outcome = result.commonFriends {
+        if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {
             var shared: [Contact] = []
             if case .ran(let mode, let indices, let peerSetSize) = outcome {
                 let ids = friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID)
@@ -149,10 +151,10 @@ public struct ExchangeService: Sendable {
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }
-            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: result.commonFriendsCost)
+            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: friendsPhase.cost)
         }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
-                       authentication: authentication, commonFriends: report, messages: result.messages)
+                       authentication: authentication, commonFriends: report, messages: result.phase(ExchangeMessagePhase.self)?.outcome)
     }
 }
 
