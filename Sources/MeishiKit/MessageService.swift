@@ -51,7 +51,7 @@ public struct MessageService: Sendable {
 
     var contacts: ContactsService { ContactsService(home: home, clock: clock) }
 
-    // MARK: The two steps any delivery uses (send/listen here, a phase of `exchange` later)
+    // MARK: The two steps any delivery uses (send/listen here, and the message phase of `exchange`)
 
     /// Seals `text` for `contact`: refuses a contact without a verified card carrying an X25519 key.
     public static func makeEnvelope(text: String, for contact: Contact, identity: Identity, lifetime: Int64, once: Bool,

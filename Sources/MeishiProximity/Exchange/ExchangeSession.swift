@@ -71,9 +71,9 @@ public final class ExchangeSession {
     }
 
     /// Inner types from here up belong to post-card phases, which run in order after both ACKs on
-    /// the same sealed channel: 0x50–0x5F common friends (`CommonFriendsPhase`), 0x60–0x6F
-    /// reserved for a message. The session only checks that the cards are done; each phase
-    /// checks its own messages.
+    /// the same sealed channel, each with its own range (`PostCardPhase.innerTypes`): 0x50–0x5F
+    /// common friends, 0x60–0x6F the message. The session only checks that the cards are done;
+    /// the driver gives each phase the messages of its range, and the phase checks them.
     public static let firstPostCardType: UInt8 = 0x50
 
     public let role: Role
