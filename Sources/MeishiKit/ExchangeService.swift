@@ -111,8 +111,7 @@ public struct ExchangeService: Sendable {
             authenticated: authenticated,
             outgoing: { peer in
                 guard let message else { return nil }
-                let contact = Contact(card: peer, trust: .met, source: "exchange", seen: clock())
-                return try MessageService.makeEnvelope(text: message.text, for: contact, identity: identity, lifetime: message.lifetime,
+                return try MessageService.makeEnvelope(text: message.text, for: peer, identity: identity, lifetime: message.lifetime,
                                                        once: message.once, now: clock())
             },
             incoming: { bytes, peer in
@@ -133,7 +132,10 @@ public struct ExchangeService: Sendable {
             throw .exchange(error)
         }
         trace("the connection is closed; storing the card in \(home.databasePath)")
-        let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
+        let authentication: Authentication = switch result.confirmation {
+        case .pake: .code
+        case .digits: confirmedByPerson ? .digits : .none
+        }
         let stored: StoreOutcome
         if let already = early.outcome {
             stored = already

@@ -41,8 +41,19 @@ extension ExchangeParticipant {
 public struct ExchangeResult: Sendable {
     /// The peer's card as it arrived and verified.
     public let peerCard: VerifiedCard
-    /// The 6-digit code the people compared (or `--yes` skipped); nil when the PAKE confirmed `--code`.
-    public let code: String?
+    /// How the session was confirmed: by the PAKE (`--code`), or by the 6 digits shown.
+    public let confirmation: Confirmation
+    public enum Confirmation: Equatable, Sendable {
+        /// Both typed the same code: CPace's key confirmation passed.
+        case pake
+        /// These digits were shown and the application said they match (a person, or `--yes`).
+        case digits(String)
+    }
+
+    /// The 6 digits shown; nil when the PAKE confirmed `--code`.
+    public var code: String? {
+        if case .digits(let code) = confirmation { code } else { nil }
+    }
     public let peerAddress: String
     /// The post-card phases as they ended, each holding its outcome.
     public let phases: [any PostCardPhase]

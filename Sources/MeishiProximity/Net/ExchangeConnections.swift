@@ -60,8 +60,11 @@ public enum ExchangeTransport {
     /// spent, or `timeout` passes. With `onlySessions` (after discovery), a connection must first
     /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
     /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
+    /// A pairing whose codes do not match (`--code` mistyped on one side) ends the run at once,
+    /// unless `othersPending` says other candidates are still being tried.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
-                             budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?) async throws(ExchangeFailure) -> ExchangeResult {
+                             budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?,
+                             othersPending: @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -117,6 +120,15 @@ public enum ExchangeTransport {
                         if budget.exhausted {
                             outcome = .failure(.tooManyGuesses(budget.spent))
                             return
+                        }
+                        if case .protocolFailure(.codesDoNotMatch) = error {
+                            // Most likely a mistyped code: both people had better know now than at --timeout.
+                            guard othersPending() else {
+                                outcome = attempt
+                                return
+                            }
+                            participant.log("still trying the other peers announcing the same code")
+                            continue
                         }
                         participant.log("still listening")
                     }

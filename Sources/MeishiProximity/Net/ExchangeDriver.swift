@@ -35,7 +35,42 @@ extension ExchangeTransport {
         defer { timer?.cancel() }
         do {
             return try await connection.executeThenClose { inbound, outbound in
-                var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+                // What the session reacts to arrives on one stream: the peer's frames, read one at a
+                // time when asked for (`want`), and the person's answer about the digits, asked
+                // meanwhile, so a DECLINE or a closed connection ends the question at once.
+                let (inputs, feed) = AsyncStream.makeStream(of: DriverInput.self)
+                let (requests, want) = AsyncStream.makeStream(of: Void.self)
+                let reader = Task {
+                    var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+                    // The stream ends with the connection: later asks read `.closed(nil)`.
+                    defer { feed.finish() }
+                    for await _ in requests {
+                        do {
+                            guard let frame = try await frames.next() else { break }
+                            feed.yield(.frame(frame))
+                        } catch {
+                            feed.yield(.closed(error))
+                            return
+                        }
+                    }
+                    feed.yield(.closed(nil))
+                }
+                defer {
+                    want.finish()
+                    reader.cancel()
+                }
+                var pending = inputs.makeAsyncIterator()
+                var frameRequested = false
+                /// The next input; a frame is asked for only when none is outstanding.
+                func nextInput() async -> DriverInput {
+                    if !frameRequested {
+                        frameRequested = true
+                        want.yield(())
+                    }
+                    let input = await pending.next() ?? .closed(nil)
+                    if case .frame = input { frameRequested = false }
+                    return input
+                }
                 func send(_ bodies: [[UInt8]]) async throws {
                     for body in bodies { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) }
                 }
@@ -46,10 +81,21 @@ extension ExchangeTransport {
                     if !heardPeer, session.role == .listener { arm(stepTimeout) }
                     heardPeer = true
                 }
+                func lost(before what: String) -> ExchangeFailure {
+                    .connectionLost(timedOut.withLockedValue { $0 } ? "(timed out waiting for \(what))" : "before \(what)")
+                }
+                /// The peer's next frame, through the session; what it returns is sent.
                 func next(_ what: String) async throws -> ExchangeSession.Event? {
-                    guard let frame = try await frames.next() else {
-                        throw ExchangeFailure.connectionLost(timedOut.withLockedValue { $0 } ? "(timed out waiting for \(what))" : "before \(what)")
+                    let frame: [UInt8]
+                    switch await nextInput() {
+                    case .frame(let f): frame = f
+                    case .closed(let error?): throw error
+                    case .closed(nil): throw lost(before: what)
+                    case .person: preconditionFailure("the person is asked only while the driver waits for the answer")
                     }
+                    return try await handle(frame)
+                }
+                func handle(_ frame: [UInt8]) async throws -> ExchangeSession.Event? {
                     firstFrameArrived()
                     let revealedBefore = session.codeRevealed
                     let step = try session.receive(frame)
@@ -68,7 +114,13 @@ extension ExchangeTransport {
                         session.bindDiscovery(dialerID: ids.own, listenerID: ids.peer)
                     }
                     if let ids = expectIntroduction {
-                        guard let first = try await frames.next(), first.first == introductionType,
+                        var first: [UInt8]?
+                        switch await nextInput() {
+                        case .frame(let f): first = f
+                        case .closed(let error?): throw error
+                        default: first = nil
+                        }
+                        guard let first, first.first == introductionType,
                               ids.candidates.contains(Array(first.dropFirst())) else {
                             throw ExchangeFailure.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))
                         }
@@ -81,17 +133,30 @@ extension ExchangeTransport {
                     var event: ExchangeSession.Event?
                     while !session.handshakeComplete { event = try await next("the handshake") }
                     participant.trace("handshake complete: the session is sealed")
-                    var shownCode: String?
+                    let confirmation: ExchangeResult.Confirmation
                     if case .codeReady(let code)? = event {
-                        // The person may take a while to compare codes: no step timer meanwhile.
+                        // The person may take a while to compare codes: no step timer meanwhile, but
+                        // the peer's CONFIRM is taken in, and its DECLINE or a closed connection ends
+                        // the question at once (the prompt is left to the application to drop).
                         timer?.cancel()
-                        let matches = await participant.confirmCode(code)
+                        let asking = Task { feed.yield(.person(await participant.confirmCode(code))) }
+                        var answer: Bool?
+                        while answer == nil {
+                            switch await nextInput() {
+                            case .person(let matches): answer = matches
+                            case .frame(let frame): _ = try await handle(frame)
+                            case .closed(let error?): asking.cancel(); throw error
+                            case .closed(nil): asking.cancel(); throw lost(before: "the other person's confirmation")
+                            }
+                        }
+                        let matches = answer!
                         arm(stepTimeout)
                         try await send([session.confirm(matches)])
                         guard matches else { throw ExchangeFailure.declinedLocally }
-                        shownCode = code
+                        confirmation = .digits(code)
                     } else if case .codeConfirmed? = event {
                         participant.log("the codes match: the other side typed the same code")
+                        confirmation = .pake
                     } else {
                         throw ExchangeFailure.protocolFailure(.unexpectedMessage("no code"))
                     }
@@ -115,7 +180,7 @@ extension ExchangeTransport {
                         await drive(phase, context: context, session: session, send: send, next: next)
                         participant.trace("\(phase.summary) in \(Int(((now() - started) * 1000).rounded())) ms")
                     }
-                    return ExchangeResult(peerCard: session.peerCard!, code: shownCode, peerAddress: address, phases: phases)
+                    return ExchangeResult(peerCard: session.peerCard!, confirmation: confirmation, peerAddress: address, phases: phases)
                 } catch let e as ExchangeError {
                     // Tell the peer why before the connection closes (a code mismatch in plain text:
                     // there is no shared key to seal with).
@@ -194,3 +259,12 @@ enum DispatchTimeShim {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// One input of the driver: a frame of the peer, the end of its stream, or the person's answer.
+enum DriverInput: Sendable {
+    case frame([UInt8])
+    /// The connection ended: an error, or nil for an orderly close.
+    case closed((any Error)?)
+    /// Whether the person said the digits match.
+    case person(Bool)
+}
