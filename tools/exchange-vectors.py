@@ -6,8 +6,8 @@ usage: exchange-vectors.py                 prints the vectors (JSON) to stdout
 
 Written from docs/PROTOCOL.md alone: hashlib and hmac for every hash, MAC and KDF (SHA-256,
 SHA-512, keyed BLAKE2b, libsodium's crypto_kdf as BLAKE2b with salt and personal), the Python
-`cryptography` package for X25519, Ed25519 and ChaCha20-Poly1305, HChaCha20 in Python here (to
-make XChaCha20-Poly1305), and libsodium through ctypes only for the ristretto255 group
+`cryptography` package for X25519, Ed25519 and ChaCha20-Poly1305, HChaCha20 in plain Python (to
+make XChaCha20-Poly1305, shared with tools/xchacha.py), and libsodium through ctypes only for the ristretto255 group
 operations (from_hash, scalar multiplication: what the CPace draft's own vectors already check).
 fixtures/exchange-vectors.json is this script's output; Tests/MeishiProximityTests/ExchangeVectorTests
 checks meishi against the file and that this script still prints it.
@@ -19,8 +19,11 @@ import hmac
 import json
 import struct
 import sys
+import os
 import unicodedata
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xchacha import hchacha20  # noqa: E402
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -100,23 +103,7 @@ def card(seed, box_secret, share_id, timestamp, level, fields):
                 "fields": fields, "payload": jcs(payload).decode()}
 
 
-# ---- XChaCha20-Poly1305-IETF = HChaCha20 subkey + ChaCha20-Poly1305 (RFC 8439) ----
-
-def hchacha20(key, nonce16):
-    def rotl(v, c):
-        return ((v << c) & 0xFFFFFFFF) | (v >> (32 - c))
-
-    def qr(s, a, b, c, d):
-        s[a] = (s[a] + s[b]) & 0xFFFFFFFF; s[d] = rotl(s[d] ^ s[a], 16)
-        s[c] = (s[c] + s[d]) & 0xFFFFFFFF; s[b] = rotl(s[b] ^ s[c], 12)
-        s[a] = (s[a] + s[b]) & 0xFFFFFFFF; s[d] = rotl(s[d] ^ s[a], 8)
-        s[c] = (s[c] + s[d]) & 0xFFFFFFFF; s[b] = rotl(s[b] ^ s[c], 7)
-    s = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574] + list(struct.unpack("<8I", key)) + list(struct.unpack("<4I", nonce16))
-    for _ in range(10):
-        qr(s, 0, 4, 8, 12); qr(s, 1, 5, 9, 13); qr(s, 2, 6, 10, 14); qr(s, 3, 7, 11, 15)
-        qr(s, 0, 5, 10, 15); qr(s, 1, 6, 11, 12); qr(s, 2, 7, 8, 13); qr(s, 3, 4, 9, 14)
-    return struct.pack("<8I", *(s[0:4] + s[12:16]))
-
+# ---- XChaCha20-Poly1305-IETF = HChaCha20 subkey (tools/xchacha.py) + ChaCha20-Poly1305 (RFC 8439) ----
 
 def xchacha_seal(key, nonce24, plaintext, ad):
     return ChaCha20Poly1305(hchacha20(key, nonce24[:16])).encrypt(b"\x00" * 4 + nonce24[16:], plaintext, ad)
@@ -312,7 +299,6 @@ def vectors():
 def main():
     v = vectors()
     # The run with a code and no discovery is the one of fixtures/cpace-meishi.json, computed separately before.
-    import os
     earlier = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "cpace-meishi.json")
     if os.path.exists(earlier):
         with open(earlier, encoding="utf-8") as f:

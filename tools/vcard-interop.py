@@ -20,7 +20,8 @@ def main():
     for card in vobject.readComponents(text, validate=True):
         org = []
         for o in values(card, "org"):
-            org.append(", ".join(o) if isinstance(o, list) else o)
+            # vobject gives ORG as a list of units, and a unit holding a comma as a list again.
+            org.append(", ".join(", ".join(u) if isinstance(u, list) else u for u in o) if isinstance(o, list) else o)
         cards.append({
             "fn": card.fn.value,
             "email": values(card, "email"),

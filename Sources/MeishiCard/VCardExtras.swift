@@ -20,7 +20,8 @@ public struct VCardExtras: Equatable, Sendable {
         }
     }
 
-    /// Content lines, unfolded, UTF-8, vCard-escaped values: `item1.X-ABLabel:Work`.
+    /// Content lines, unfolded, UTF-8, vCard-escaped values: `item1.X-ABLabel:Work`; a binary
+    /// value as base64 with `ENCODING=b` (the writer makes it a `data:` URI in 4.0).
     public var properties: [String] = []
     /// Keyed by `key(field, value)`.
     public var decorations: [String: Decoration] = [:]
@@ -34,9 +35,10 @@ public struct VCardExtras: Equatable, Sendable {
     /// The group and parameters `value` of `field` came with, if any.
     public func decoration(_ field: FieldName, _ value: String) -> Decoration? { decorations[Self.key(field, value)] }
 
-    /// Keeps `prop` as a content line, within the limits.
+    /// Keeps `prop` as a content line, within the limits; a binary value as base64 with `ENCODING=b`.
     mutating func keep(_ prop: VCardProperty) {
-        add(line: (prop.group.map { $0 + "." } ?? "") + prop.spelledName + VCard.parameterText(prop.parameters) + ":" + prop.value)
+        let parameters = prop.parameters + (prop.isBinary ? [VCardParameter(name: "ENCODING", values: ["b"])] : [])
+        add(line: (prop.group.map { $0 + "." } ?? "") + prop.spelledName + VCard.parameterText(parameters) + ":" + prop.value)
     }
 
     mutating func add(line: String) {

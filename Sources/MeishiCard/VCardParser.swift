@@ -26,6 +26,9 @@ public struct VCardProperty: Equatable, Sendable {
     public var value: String
     /// The line it starts on, counting from 1.
     public var line: Int
+    /// A base64 value that is not text (a picture in `X-MS-CARDPICTURE`): `value` is the base64,
+    /// without whitespace, and the `ENCODING` parameter is dropped like a text value's.
+    public var isBinary = false
 
     public func parameter(_ name: String) -> [String]? {
         let found = parameters.filter { $0.name == name }
@@ -254,7 +257,8 @@ public enum VCardParser {
                 return
             }
             var problems: [VCardProblem.Reason] = []
-            guard let value = decodeValue(raw, fileCharset: fileCharset, problems: &problems) else {
+            var isBinary = false
+            guard let value = decodeValue(raw, fileCharset: fileCharset, problems: &problems, binary: &isBinary) else {
                 for p in problems { result.problems.append(VCardProblem(line: logical.line, reason: p)) }
                 return
             }
@@ -262,7 +266,7 @@ public enum VCardParser {
             if raw.name == "VERSION" { current!.version = value.trimmingCharacters(in: .whitespaces) }
             current!.properties.append(VCardProperty(group: raw.group, name: raw.name, spelledName: raw.spelledName,
                                                      parameters: raw.parameters.filter { $0.name != "ENCODING" && $0.name != "CHARSET" },
-                                                     value: value, line: logical.line))
+                                                     value: value, line: logical.line, isBinary: isBinary))
         }
 
         var logical: LogicalLine?
@@ -479,8 +483,10 @@ public enum VCardParser {
         }
     }
 
-    /// The value as text: quoted-printable or base64 undone, then the charset applied.
-    static func decodeValue(_ raw: RawProperty, fileCharset: Charset, problems: inout [VCardProblem.Reason]) -> String? {
+    /// The value as text: quoted-printable or base64 undone, then the charset applied. Base64
+    /// that is not text (not UTF-8, or holding control characters other than line breaks and
+    /// tabs) stays base64, and `binary` says so.
+    static func decodeValue(_ raw: RawProperty, fileCharset: Charset, problems: inout [VCardProblem.Reason], binary: inout Bool) -> String? {
         let encoding = raw.parameters.last { $0.name == "ENCODING" }?.values.first?.uppercased()
         var bytes: [UInt8]
         switch encoding {
@@ -503,8 +509,12 @@ public enum VCardParser {
             if let c = Charset(name: name) { charset = c } else { problems.append(.unknownCharset(name)) }
         }
         // A UTF-8 file whose quoted-printable bytes are not UTF-8 (and no CHARSET): guess per value.
-        if charset == .utf8, String(validating: bytes, as: UTF8.self) == nil { return TextDecoding.decode(bytes) }
-        return charset.decode(bytes)
+        let text = charset == .utf8 && String(validating: bytes, as: UTF8.self) == nil ? TextDecoding.decode(bytes) : charset.decode(bytes)
+        if encoding == "B" || encoding == "BASE64", text.unicodeScalars.contains(where: { VCard.isControl($0) && $0 != "\r" && $0 != "\n" }) {
+            binary = true
+            return Data(bytes).base64EncodedString()
+        }
+        return text
     }
 
     /// Decodes quoted-printable; an `=` not followed by two hex digits is kept literally.
@@ -538,6 +548,12 @@ public enum VCardParser {
 }
 
 extension VCard {
+    /// A control character (C0 but tab, DEL, C1): no vCard value may hold one, and a base64
+    /// value holding one is binary. Line breaks are controls too; callers that allow them say so.
+    static func isControl(_ s: Unicode.Scalar) -> Bool {
+        (s.value < 0x20 && s != "\t") || (0x7F...0x9F).contains(s.value)
+    }
+
     /// `\n` `\N` as a newline, `\,` `\;` `\\` (and any other escaped character) as the character.
     public static func unescape(_ s: String) -> String {
         guard s.contains("\\") else { return s }

@@ -24,8 +24,11 @@ extension VCard {
         return (contacts, problems)
     }
 
-    /// Properties meishi drops on import: it writes its own on export.
-    static let dropped: Set<String> = ["VERSION", "REV", "PRODID", "UID", "X-MEISHI-DID", "X-MEISHI-TRUST", "X-MEISHI-LEVEL"]
+    /// Properties meishi drops on import: it writes its own on export (or, for `PROFILE:VCARD`
+    /// and a `BEGIN` or `END` of something else than a vCard, nothing: they are structure, not
+    /// data, and vobject refuses a card holding them).
+    static let dropped: Set<String> = ["VERSION", "REV", "PRODID", "UID", "X-MEISHI-DID", "X-MEISHI-TRUST", "X-MEISHI-LEVEL",
+                                       "PROFILE", "BEGIN", "END"]
     /// Properties kept exactly as written besides the field they fill, which flattens them.
     static let keptAsWritten: Set<String> = ["N", "ORG", "ADR"]
 
@@ -35,6 +38,10 @@ extension VCard {
         var nameFromN: String?
         for prop in card.properties {
             if VCardParser.binaryProperties.contains(prop.name) { continue }  // skipped, never stored
+            if prop.isBinary {  // a picture in X-MS-CARDPICTURE: kept as base64, never a field
+                if !Self.dropped.contains(prop.name) { contact.extras.keep(prop) }
+                continue
+            }
             var kept = false
             switch prop.name {
             case "FN": kept = contact.add(.name, prop.text)

@@ -13,6 +13,8 @@ extension VCard {
         UTCTime.rfc3339(t).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     }
 
+    /// `s` as a text value: `\` `,` `;` escaped, each line break (CRLF, LF or CR) as `\n`, and
+    /// other control characters (see `isControl`) left out.
     static func escape(_ s: String) -> String {
         var out = ""
         for ch in s {
@@ -20,8 +22,8 @@ extension VCard {
             case "\\": out += "\\\\"
             case ",": out += "\\,"
             case ";": out += "\\;"
-            case "\n", "\r\n": out += "\\n"
-            default: out.append(ch)
+            case "\n", "\r\n", "\r": out += "\\n"
+            default: if !ch.unicodeScalars.contains(where: isControl) { out.append(ch) }
             }
         }
         return out
@@ -43,6 +45,67 @@ extension VCard {
             width += n
         }
         return out
+    }
+}
+
+extension VCard {
+    /// A content line kept from an import (`VCardExtras.properties`) as `version` writes it: its
+    /// parameters written again (quoted and RFC 6868-escaped), a line break in its value as `\n`;
+    /// a binary value (`ENCODING=b`) as base64 with `ENCODING=b` in 3.0 and as a `data:` URI in
+    /// 4.0; other control characters are left out. Nil when the line cannot be written as a
+    /// vCard: a value holding a NUL (binary data that an earlier version decoded to text and
+    /// kept) or base64 that does not decode.
+    static func keptLine(_ line: String, version: VCardVersion) -> String? {
+        guard let raw = VCardParser.RawProperty(Array(line.utf8)) else { return nil }
+        var value = String(decoding: raw.value, as: UTF8.self)
+        var parameters = raw.parameters.map { p in
+            VCardParameter(name: p.name, values: p.values.map { String(String.UnicodeScalarView($0.unicodeScalars.filter { !isControl($0) || $0 == "\n" })) })
+        }
+        let head = (raw.group.map { $0 + "." } ?? "") + raw.spelledName
+        let encoding = parameters.last { $0.name == "ENCODING" }?.values.first?.uppercased()
+        if encoding == "B" || encoding == "BASE64" {
+            guard let data = Data(base64Encoded: value) else { return nil }
+            parameters.removeAll { $0.name == "ENCODING" }
+            if version == .v3 { return head + parameterText(parameters + [VCardParameter(name: "ENCODING", values: ["b"])]) + ":" + data.base64EncodedString() }
+            // 4.0 has no ENCODING: the type of a 3.0 picture (TYPE=JPEG) becomes the media type.
+            let types = parameters.filter { $0.name == "TYPE" }.flatMap(\.values)
+            let media = types.lazy.compactMap { mediaTypes[$0.uppercased()] }.first ?? "application/octet-stream"
+            parameters.removeAll { $0.name == "TYPE" && $0.values.allSatisfy { mediaTypes[$0.uppercased()] != nil } }
+            parameters.removeAll { $0.name == "VALUE" }
+            return head + parameterText(parameters + [VCardParameter(name: "VALUE", values: ["uri"])]) + ":data:" + media + ";base64," + data.base64EncodedString()
+        }
+        // A NUL is never text: binary data that an earlier version decoded and kept.
+        if value.unicodeScalars.contains("\u{0}") { return nil }
+        // Stored values are vCard-escaped already; raw line breaks (a quoted-printable value
+        // decoded) are escaped here, other control characters left out.
+        value = value.replacingOccurrences(of: "\r\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\n").replacingOccurrences(of: "\n", with: "\\n")
+        value = String(String.UnicodeScalarView(value.unicodeScalars.filter { !isControl($0) }))
+        return head + parameterText(parameters) + ":" + value
+    }
+
+    /// Properties a vCard holds at most once (RFC 6350 cardinality `*1`, RFC 2426 and vobject alike).
+    static let atMostOnce: Set<String> = ["N", "BDAY", "ANNIVERSARY", "GENDER", "KIND", "SORT-STRING", "CLASS"]
+
+    /// Media types of the picture and sound types vCard 3.0 names.
+    static let mediaTypes = ["JPEG": "image/jpeg", "JPG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "BMP": "image/bmp",
+                             "TIFF": "image/tiff", "WAVE": "audio/wav", "WAV": "audio/wav", "MP3": "audio/mpeg", "PGP": "application/pgp-keys"]
+}
+
+/// A kept property `VCard.write` left out, and why.
+public struct VCardOmission: Equatable, Sendable {
+    public enum Reason: Equatable, Sendable {
+        /// Its value holds a NUL: binary data that an earlier version decoded to text and kept.
+        case binaryAsText
+        /// A second value of a property a vCard holds at most once (`N`, `BDAY`, …).
+        case second
+    }
+
+    public var property: String
+    public var reason: Reason
+
+    public init(property: String, reason: Reason) {
+        self.property = property
+        self.reason = reason
     }
 }
 
@@ -81,13 +144,30 @@ extension VCard {
     /// One vCard of `entry` in `version`: RFC 6350 (4.0) or RFC 2426 (3.0) escaping, CRLF line
     /// ends, lines folded at 75 octets, the properties kept from an import written back.
     public static func write(_ entry: VCardEntry, version: VCardVersion) -> String {
+        var dropped: [VCardOmission] = []
+        return write(entry, version: version, dropped: &dropped)
+    }
+
+    /// `write`, with the kept properties that could not be written added to `dropped`.
+    public static func write(_ entry: VCardEntry, version: VCardVersion, dropped: inout [VCardOmission]) -> String {
         let v4 = version == .v4
         let kept = entry.extras.propertyNames
         // N, ORG and ADR kept from an import go where meishi would write its own.
         var inPlace: [String: [String]] = [:]
         var rest: [String] = []
-        for line in entry.extras.properties {
-            let name = VCardExtras.propertyName(line)
+        var once: Set<String> = []
+        for stored in entry.extras.properties {
+            let name = VCardExtras.propertyName(stored)
+            if Self.dropped.contains(name) { continue }  // kept by an earlier version: meishi writes its own, or none
+            guard let line = keptLine(stored, version: version) else {
+                dropped.append(VCardOmission(property: name, reason: .binaryAsText))
+                continue
+            }
+            // Two cards of one person merged by an earlier version: a second N is not valid vCard.
+            if Self.atMostOnce.contains(name), !once.insert(name).inserted {
+                dropped.append(VCardOmission(property: name, reason: .second))
+                continue
+            }
             if ["N", "ORG", "ADR"].contains(name) { inPlace[name, default: []].append(line) } else { rest.append(line) }
         }
         var lines = ["BEGIN:VCARD", "VERSION:" + version.rawValue]

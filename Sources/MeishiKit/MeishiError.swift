@@ -25,6 +25,12 @@ public enum MeishiError: Error, Sendable {
     case identityDamaged(path: String)
     /// `init --restore FILE`: the file is not an identity backup (a card, a key file, anything else).
     case notABackup(path: String)
+    /// `restore FILE`: the file is not a home backup (`meishi backup` writes one).
+    case notAHomeBackup(path: String)
+    /// A home backup that opened but holds what no backup holds (written by something else).
+    case homeBackupDamaged(path: String)
+    /// `restore`: the home already holds files (`holds`, their names).
+    case homeNotEmpty(path: String, holds: [String])
     /// The secret key file is readable by group or others.
     case keyExposed(path: String, mode: UInt32)
     /// The key file asks for Argon2id limits above those of docs/PROTOCOL.md.

@@ -65,6 +65,7 @@ struct CardEdit: SynchronousCommand {
         do { status = try ctx.runEditor(editor, path, ctx.environment) } catch {
             throw MeishiFailure.cannotStartEditor(editor, error.localizedDescription)
         }
+        if [SIGINT, SIGQUIT, SIGTERM, SIGHUP].contains(status - 128) { throw MeishiFailure.editorInterrupted(editor) }
         guard status == 0 else { throw MeishiFailure.editorFailed(editor, status: status) }
     }
 }

@@ -12,12 +12,19 @@ struct ContactsExport: SynchronousCommand {
             Without REF, every contact. vCard 4.0 (RFC 6350) by default, 3.0 (RFC 2426) with \
             --vcard-version 3.0: CRLF line ends, lines folded at 75 octets, UID the contact's DID (or a \
             urn:uuid), X-MEISHI-DID and X-MEISHI-TRUST for meishi, and what an imported vCard held \
-            beyond meishi's fields written back. A vCard carries no signature: to pass on a verified \
-            card, use 'meishi contacts share'.
+            beyond meishi's fields written back (a picture as base64 with ENCODING=b in 3.0, a data: URI \
+            in 4.0; control characters are never written). A vCard carries no signature: to pass on a \
+            verified card, use 'meishi contacts share'.
+
+            With --vdir DIR, one file per contact in DIR (a vdir, as khard and vdirsyncer read it), \
+            named after its UID: a file is rewritten only when the contact changed. Without REF, the \
+            files of contacts no longer in the store are removed (only files meishi wrote: other \
+            programs' files stay); with REF, only those contacts are written.
 
             Examples:
               meishi contacts export -o all.vcf
               meishi contacts export --vcard-version 3.0 ken -o ken.vcf
+              meishi contacts export --vdir ~/.contacts/meishi
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -39,8 +46,14 @@ struct ContactsExport: SynchronousCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to FILE instead of standard output ('-' for standard output).", valueName: "file"), completion: .file())
     var output: String?
 
+    @Option(help: ArgumentHelp("Write one vCard file per contact into DIR, kept in step with the store.", valueName: "dir"),
+            completion: .directory)
+    var vdir: String?
+
     func validate() throws {
         guard VCardVersion(rawValue: vcardVersion) != nil else { throw ValidationError("--vcard-version must be 4.0 or 3.0") }
+        if vdir != nil, output != nil { throw ValidationError("--vdir and --output cannot be used together") }
+        if vdir != nil, format == .json { throw ValidationError("--vdir writes vCards: it cannot be used with --format json") }
     }
 
     func run(_ ctx: Context) throws {
@@ -57,14 +70,30 @@ struct ContactsExport: SynchronousCommand {
                 }
             }
         } catch { throw MeishiError.store(error) }
+        let version = VCardVersion(rawValue: vcardVersion)!
+        if let vdir {
+            let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, pruning: refs.isEmpty, home: session.home)
+            Self.noteDropped(r.dropped, ctx)
+            ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (vCard \(vcardVersion)) to \(vdir): "
+                         + "\(r.created) new, \(r.updated) updated, \(r.unchanged) unchanged, \(r.removed) removed")
+            return
+        }
         let bytes: [UInt8]
         switch format {
-        case .vcard: bytes = Array(ContactExport.vcards(contacts, version: VCardVersion(rawValue: vcardVersion)!).utf8)
+        case .vcard:
+            let (text, dropped) = ContactExport.vcards(contacts, version: version)
+            Self.noteDropped(dropped, ctx)
+            bytes = Array(text.utf8)
         case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
         }
         try FileOutput.write(bytes, to: output, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" {
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (\(format == .vcard ? "vCard \(vcardVersion)" : "JSON")) to \(output)")
         }
+    }
+
+    /// One note per contact whose kept properties could not be written.
+    static func noteDropped(_ dropped: [ContactExport.Dropped], _ ctx: Context) {
+        for d in dropped { ctx.out.note(MeishiFailure.exportDropped(d.contact, d.omissions)) }
     }
 }

@@ -57,15 +57,9 @@ struct Context: Sendable {
                 terminal: LiveTerminal())
     }
 
-    /// The live editor: `/bin/sh -c 'EDITOR "$1"'` on the process's terminal.
+    /// The live editor: `/bin/sh -c 'EDITOR "$1"'` given the process's terminal (`EditorProcess`).
     static func shellEditor(_ editor: String, _ path: String, _ environment: [String: String]) throws -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", editor + " \"$1\"", editor, path]
-        p.environment = environment
-        try p.run()
-        p.waitUntilExit()
-        return p.terminationStatus
+        try EditorProcess.run(editor, path, environment: environment)
     }
 
     /// Colours and other escape sequences on standard output: only on a terminal, and never with

@@ -32,6 +32,16 @@ extension MeishiFailure {
                       hint: "use 'meishi init --force' to replace it (the old key is kept as a backup)", status: .failure)
         case .notABackup(let path):
             self.init("\(path) is not a meishi identity backup", hint: "'meishi id export' writes one", status: .dataError)
+        case .notAHomeBackup(let path):
+            self.init("\(path) is not a meishi home backup",
+                      hint: "'meishi backup' writes one; an identity backup from 'meishi id export' is restored with 'meishi init --restore'",
+                      status: .dataError)
+        case .homeBackupDamaged(let path):
+            self.init("\(path) is damaged: it opened, but does not hold a meishi home", hint: "use another copy", status: .dataError)
+        case .homeNotEmpty(let path, let holds):
+            let shown = holds.prefix(4).joined(separator: ", ") + (holds.count > 4 ? ", …" : "")
+            self.init("\(path) is not empty (\(shown)): a home is restored only into an empty directory",
+                      hint: "restore into a new home with --home DIR, or move \(path) away first", status: .cannotCreate)
         case .identityDamaged(let path):
             if path.hasSuffix(".json") {
                 self.init("\(path) is damaged", hint: "restore it from a backup or run 'meishi init --force'", status: .dataError)
@@ -269,6 +279,11 @@ extension MeishiFailure {
         MeishiFailure("cannot start the editor \(editor): \(reason)", hint: "set EDITOR", status: .unavailable)
     }
 
+    /// Ctrl-C (or Ctrl-\) ended the editor, or meishi was told to stop (SIGTERM, SIGHUP) and passed it on.
+    static func editorInterrupted(_ editor: String) -> MeishiFailure {
+        MeishiFailure("the editor \(editor) was interrupted; your card is unchanged", status: .failure)
+    }
+
     static func editorFailed(_ editor: String, status: Int32) -> MeishiFailure {
         MeishiFailure("the editor \(editor) failed (exit \(status)); your card is unchanged", status: .failure)
     }
@@ -407,6 +422,19 @@ extension MeishiFailure {
     }
 }
 
+/// `contacts export`'s notes.
+extension MeishiFailure {
+    /// Kept properties of `contact` that a vCard cannot hold.
+    static func exportDropped(_ contact: Contact, _ omissions: [VCardOmission]) -> String {
+        let binary = omissions.filter { $0.reason == .binaryAsText }.map(\.property)
+        let second = omissions.filter { $0.reason == .second }.map(\.property)
+        var why: [String] = []
+        if !binary.isEmpty { why.append("\(binary.joined(separator: ", ")) (binary data an earlier meishi imported as text)") }
+        if !second.isEmpty { why.append("a second \(second.joined(separator: ", ")) (a vCard holds one; the store keeps both)") }
+        return "#\(contact.id ?? 0) \(CardRendering.name(contact.name)): left out " + Console.safe(why.joined(separator: " and "))
+    }
+}
+
 /// Passphrases and the identity's key files.
 extension MeishiFailure {
     /// Passphrases a person at a terminal may try on one key.
@@ -473,6 +501,12 @@ extension MeishiFailure {
     static let backupHoldsNoCard = "a backup holds the identity, not the card: set yours with 'meishi card set name \"Your Name\"'"
 
     /// `id export -o FILE` where FILE exists: it may be the only copy of another key.
+    static func homeBackupFileExists(_ path: String) -> MeishiFailure {
+        MeishiFailure("\(path) already exists: a backup is never written over a file", hint: "choose another file name",
+                      status: .cannotCreate)
+    }
+    static let binaryToTerminal = MeishiFailure("refusing to write an encrypted backup to a terminal",
+                                                hint: "name a file with -o FILE, or redirect standard output", status: .usage)
     static func backupFileExists(_ path: String) -> MeishiFailure {
         MeishiFailure("\(path) already exists: a backup may be the only copy of a key, so it is not overwritten",
                       hint: "choose another file name, or pass --force to replace it", status: .cannotCreate)

@@ -20,7 +20,7 @@ struct Meishi: ParsableCommand {
             """,
         version: version,
         subcommands: [Init.self, Id.self, PassphraseCommand.self, CardCommand.self, Verify.self, Scan.self, Exchange.self,
-                      Contacts.self, Friends.self, Send.self, Listen.self, Inbox.self])
+                      Contacts.self, Friends.self, Send.self, Listen.self, Inbox.self, Backup.self, Restore.self])
 
     /// Synchronous on purpose: `--version`, help, errors and every `SynchronousCommand` finish on
     /// the main thread; only a command that awaits (exchange, send, listen) starts Swift

@@ -210,6 +210,94 @@ import Testing
 
     // MARK: Writing
 
+    /// Every line of `text` is a valid content line: CRLF ends, at most 75 octets, UTF-8 whole at
+    /// each fold, and no control character other than the line breaks.
+    func expectValidLines(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let bytes = Array(text.utf8)
+        #expect(!bytes.contains { ($0 < 0x20 && $0 != 0x0D && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F }, sourceLocation: sourceLocation)
+        #expect(!text.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, sourceLocation: sourceLocation)
+        #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains { $0 == "\n" || $0 == "\r" }, sourceLocation: sourceLocation)
+        for line in text.components(separatedBy: "\r\n") {
+            #expect(line.utf8.count <= 75, sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Issue 21: a quoted-printable LABEL was written back with raw line breaks, and a base64
+    /// X-MS-CARDPICTURE as raw binary (NUL, ESC): khard and vobject refused the export.
+    @Test func quotedPrintableAndBinaryPropertiesAreWrittenBackValid() throws {
+        let picture: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x1B, 0x4A, 0x46, 0x49, 0x46, 0x00] + (0..<200).map { UInt8($0) }
+        let text = """
+            BEGIN:VCARD\r
+            VERSION:2.1\r
+            FN:Antoni Outlook\r
+            LABEL;WORK;ENCODING=QUOTED-PRINTABLE:Rue 1=0D=0A1000 Bruxelles=0D=0ABelgium\r
+            X-MS-CARDPICTURE;TYPE=JPEG;ENCODING=BASE64:\r
+             \(Data(picture).base64EncodedString())\r
+            \r
+            X-ODD;ENCODING=QUOTED-PRINTABLE:bell=07 and tab=09end\r
+            END:VCARD\r
+
+            """
+        let imported = try #require(read(text).contacts.first?.contact)
+        let entry = VCardEntry(uid: "urn:uuid:00000000-0000-4000-8000-000000000000", fields: imported.fields, did: nil, trust: "unsigned",
+                               revision: 1_795_000_000, extras: imported.extras)
+        for version in VCardVersion.allCases {
+            var dropped: [VCardOmission] = []
+            let out = VCard.write(entry, version: version, dropped: &dropped)
+            #expect(dropped.isEmpty)
+            expectValidLines(out)
+            let unfolded = out.replacingOccurrences(of: "\r\n ", with: "")
+            #expect(unfolded.contains("LABEL;TYPE=WORK:Rue 1\\n1000 Bruxelles\\nBelgium\r\n"))
+            #expect(unfolded.contains("X-ODD:bell and tab\tend\r\n"))
+            switch version {
+            case .v3: #expect(unfolded.contains("X-MS-CARDPICTURE;TYPE=JPEG;ENCODING=b:" + Data(picture).base64EncodedString() + "\r\n"))
+            case .v4: #expect(unfolded.contains("X-MS-CARDPICTURE;VALUE=uri:data:image/jpeg;base64," + Data(picture).base64EncodedString() + "\r\n"))
+            }
+            // Read back: the label's lines and the picture's bytes are whole.
+            let parsed = try #require(VCardParser.parse(Array(out.utf8)).cards.first)
+            #expect(parsed.properties.first { $0.name == "LABEL" }?.text == "Rue 1\n1000 Bruxelles\nBelgium")
+            let pic = try #require(parsed.properties.first { $0.name == "X-MS-CARDPICTURE" })
+            if version == .v3 {
+                #expect(pic.isBinary && Data(base64Encoded: pic.value).map(Array.init) == picture)
+            } else {
+                #expect(pic.value == "data:image/jpeg;base64," + Data(picture).base64EncodedString())
+            }
+            // Written again from what it read, nothing changes.
+            let again = try #require(VCard.read(Array(out.utf8)).contacts.first?.contact)
+            #expect(VCard.write(VCardEntry(uid: entry.uid, fields: again.fields, did: nil, trust: "unsigned", revision: 1_795_000_000,
+                                           extras: again.extras), version: version) == out)
+        }
+    }
+
+    /// Binary data an earlier version kept as text (with NUL and ESC in it) cannot be written as
+    /// a vCard value, nor a second N (two cards merged), nor PROFILE: they are left out and
+    /// named, the rest of the card is written.
+    @Test func whatNoVCardCanHoldIsLeftOutAndNamed() {
+        var extras = VCardExtras()
+        extras.properties = ["N:Tanaka;Mei;;;", "X-MS-CARDPICTURE;TYPE=JPEG:\u{FF}\u{D8}\u{0}\u{1B}JFIF", "X-PHONETIC-FIRST-NAME:Mei", "LABEL:a\r\nb",
+                             "PROFILE:VCard", "N:Tanaka;Mei;;Dr.;"]
+        let entry = VCardEntry(uid: "urn:uuid:00000000-0000-4000-8000-000000000000", fields: [.name: ["Mei"]], did: nil, trust: "unsigned",
+                               revision: 0, extras: extras)
+        for version in VCardVersion.allCases {
+            var dropped: [VCardOmission] = []
+            let out = VCard.write(entry, version: version, dropped: &dropped)
+            #expect(dropped == [VCardOmission(property: "X-MS-CARDPICTURE", reason: .binaryAsText), VCardOmission(property: "N", reason: .second)])
+            expectValidLines(out)
+            #expect(out.contains("X-PHONETIC-FIRST-NAME:Mei\r\n") && out.contains("LABEL:a\\nb\r\n"))
+            #expect(out.contains("\r\nN:Tanaka;Mei;;;\r\n") && !out.contains("Dr.") && !out.contains("PROFILE"))
+        }
+    }
+
+    @Test func textValuesLoseControlCharactersButKeepLineBreaks() {
+        let entry = VCardEntry(uid: "urn:uuid:00000000-0000-4000-8000-000000000000",
+                               fields: [.name: ["Mei\u{1B}[31m Tanaka"], .note: ["one\r\ntwo\rthree\u{7}\u{85}"]], did: nil, trust: "unsigned", revision: 0)
+        for version in VCardVersion.allCases {
+            let out = VCard.write(entry, version: version)
+            expectValidLines(out)
+            #expect(out.contains("FN:Mei[31m Tanaka\r\n") && out.contains("NOTE:one\\ntwo\\nthree\r\n"))
+        }
+    }
+
     @Test func writerEscapesFoldsAndRoundTrips() throws {
         let note = String(repeating: "長い", count: 20) + "\nsecond; line, with \\ backslash" + String(repeating: "👩‍👩‍👧", count: 3)
         let entry = VCardEntry(uid: "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp",

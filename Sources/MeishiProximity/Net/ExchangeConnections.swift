@@ -18,9 +18,28 @@ public enum ExchangeTransport {
         Double(DispatchTimeShim.uptimeNanoseconds()) / 1e9
     }
 
+    /// A connection the listener accepted, waiting to be served. One still waiting when the
+    /// listener stops (an exchange ended, the guess budget ran out, the side dials instead) is
+    /// dropped unserved, and NIO traps (SIGILL) when a live connection's writer is released
+    /// without being finished: this one finishes and closes it instead.
+    final class Accepted: Sendable {
+        private let waiting: NIOLockedValueBox<Connection?>
+
+        init(_ connection: Connection) { waiting = NIOLockedValueBox(connection) }
+
+        /// The connection, to be served (its `executeThenClose` finishes it); nil once taken.
+        func take() -> Connection? { waiting.withLockedValue { c in defer { c = nil }; return c } }
+
+        deinit {
+            guard let unserved = take() else { return }
+            unserved.outbound.finish()
+            unserved.channel.close(promise: nil)
+        }
+    }
+
     /// A bound TCP listener, before it serves.
     public struct Server: Sendable {
-        let channel: NIOAsyncChannel<Connection, Never>
+        let channel: NIOAsyncChannel<Accepted, Never>
         public var port: Int { channel.channel.localAddress?.port ?? 0 }
         /// Closes a listener that will not serve (this side dials instead).
         public func close() async throws { try await channel.channel.close() }
@@ -37,7 +56,7 @@ public enum ExchangeTransport {
             return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .bind(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: channel) }
+                    channel.eventLoop.makeCompletedFuture { Accepted(try Connection(wrappingChannelSynchronously: channel)) }
                 })
         } catch {
             if errno(of: error) == EADDRINUSE { throw .addressInUse(port) }
@@ -77,7 +96,8 @@ public enum ExchangeTransport {
         var outcome: Result<ExchangeResult, ExchangeFailure>?
         do {
             try await channel.executeThenClose { inbound in
-                for try await connection in inbound {
+                for try await accepted in inbound {
+                    guard let connection = accepted.take() else { continue }
                     let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
                     if guardian.isBanned(address, now: now()) {
                         quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())

@@ -158,7 +158,8 @@ public enum MessageTransport {
             try? await channel.executeThenClose { inbound in
                 await withDiscardingTaskGroup { group in
                     do {
-                        for try await connection in inbound {
+                        for try await accepted in inbound {
+                            guard let connection = accepted.take() else { continue }
                             let admitted = active.withLockedValue { n in
                                 guard n < maximumConnections else { return false }
                                 n += 1
