@@ -82,7 +82,25 @@ public final class ExchangeSession {
     private let ephemeral: X25519.SecretKey
     private let nonce: [UInt8]
     private var transcript: [UInt8] = []
-    private var peerCommitment: [UInt8]?
+    /// Where the handshake stands: each state holds what the next frame is checked against, so
+    /// a frame out of order is refused by the state it meets, not by counting transcript bytes.
+    enum Handshake {
+        /// Nothing sent or received yet.
+        case idle
+        /// Dialer: HELLO (the commitment) sent; RESPONSE next.
+        case awaitingResponse
+        /// Listener: RESPONSE sent; REVEAL next, checked against the dialer's commitment.
+        case awaitingReveal(commitment: [UInt8])
+        /// Dialer with a code: PAKE HELLO sent; PAKE REPLY next.
+        case awaitingPAKEReply
+        /// Listener with a code: PAKE REPLY sent (Yb); PAKE FINISH next.
+        case awaitingPAKEFinish(CPace.Responder)
+        /// Dialer with a code: PAKE FINISH sent (Ya, Ta); PAKE CONFIRM next.
+        case awaitingPAKEConfirm(CPace.Session)
+        /// The keys are derived: only sealed frames from here.
+        case done
+    }
+    private(set) var handshake = Handshake.idle
     private var sendKey: SecureBytes?
     private var receiveKey: SecureBytes?
     private var sendCounter: UInt64 = 0
@@ -91,9 +109,6 @@ public final class ExchangeSession {
     public private(set) var binding: CodeBinding?
     private var pakeNonce: [UInt8] = []
     private var peerNonce: [UInt8]?
-    private var responder: CPace.Responder?
-    private var responderSession: CPace.ResponderSession?
-    private var initiatorSession: CPace.Session?
 
     /// Binds the PAKE to the discovery session ids of both sides; before the handshake starts.
     public func bindDiscovery(dialerID: [UInt8], listenerID: [UInt8]) {
@@ -152,14 +167,17 @@ public final class ExchangeSession {
     /// The first frame body: the dialer's HELLO (nil for the listener, which waits).
     public func start() -> [UInt8]? {
         guard role == .dialer else { return nil }
+        guard case .idle = handshake else { preconditionFailure("the dialer starts once") }
         if binding != nil {
             let hello = [Message.pakeHello.rawValue, Self.protocolVersion] + pakeNonce
             transcript += hello
+            handshake = .awaitingPAKEReply
             return hello
         }
         let commitment = SHA256.hash(Self.commitDomain + ephemeral.publicKey.rawRepresentation + nonce)
         let hello = [Message.hello.rawValue, Self.protocolVersion] + commitment
         transcript += hello
+        handshake = .awaitingResponse
         return hello
     }
 
@@ -179,18 +197,18 @@ public final class ExchangeSession {
         case (.pakeHello, _), (.pakeReply, _), (.pakeFinish, _), (.pakeConfirm, _), (.pakeMismatch, _):
             throw .codeNotExpected
         case (.hello, .listener):
-            guard transcript.isEmpty else { throw .unexpectedMessage("second HELLO") }
+            guard case .idle = handshake else { throw .unexpectedMessage("second HELLO") }
             guard body.count >= 2 else { throw .malformedFrame("short HELLO") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 34 else { throw .malformedFrame("HELLO must be 34 bytes") }
-            peerCommitment = Array(body[2...])
+            handshake = .awaitingReveal(commitment: Array(body[2...]))
             transcript += body
             let response = [Message.response.rawValue, Self.protocolVersion] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += response
             codeRevealed = true
             return ([response], nil)
         case (.response, .dialer):
-            guard transcript.count == 34, sendKey == nil else { throw .unexpectedMessage("RESPONSE out of order") }
+            guard case .awaitingResponse = handshake else { throw .unexpectedMessage("RESPONSE out of order") }
             guard body.count >= 2 else { throw .malformedFrame("short RESPONSE") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 66 else { throw .malformedFrame("RESPONSE must be 66 bytes") }
@@ -198,15 +216,17 @@ public final class ExchangeSession {
             let reveal = [Message.reveal.rawValue] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += reveal
             try finishHandshake(peerKey: Array(body[2..<34]))
+            handshake = .done
             codeRevealed = true
             return ([reveal], .codeReady(code!))
         case (.reveal, .listener):
-            guard let commitment = peerCommitment, sendKey == nil else { throw .unexpectedMessage("REVEAL out of order") }
+            guard case .awaitingReveal(let commitment) = handshake else { throw .unexpectedMessage("REVEAL out of order") }
             guard body.count == 65 else { throw .malformedFrame("REVEAL must be 65 bytes") }
             let peerKey = Array(body[1..<33]), peerNonce = Array(body[33..<65])
             guard SHA256.hash(Self.commitDomain + peerKey + peerNonce) == commitment else { throw .commitmentMismatch }
             transcript += body
             try finishHandshake(peerKey: peerKey)
+            handshake = .done
             return ([], .codeReady(code!))
         case (.sealed, _):
             return try receiveSealed(Array(body.dropFirst()))
@@ -222,7 +242,7 @@ public final class ExchangeSession {
         let password = SecureBytes(copying: Array(binding.code.password.utf8))
         switch (type, role) {
         case (.pakeHello, .listener):
-            guard transcript.isEmpty else { throw .unexpectedMessage("second PAKE HELLO") }
+            guard case .idle = handshake else { throw .unexpectedMessage("second PAKE HELLO") }
             guard body.count >= 2 else { throw .malformedFrame("short PAKE HELLO") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 2 + Self.pakeNonceByteCount else { throw .malformedFrame("PAKE HELLO must be 18 bytes") }
@@ -230,14 +250,14 @@ public final class ExchangeSession {
             transcript += body
             let r = pakeScalar.map { CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID(), associatedData: [], scalar: $0) }
                 ?? CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
-            responder = r
+            handshake = .awaitingPAKEFinish(r)
             let reply = [Message.pakeReply.rawValue, Self.protocolVersion] + pakeNonce + r.message.encoded
             transcript += reply
             // Yb depends on the password: from here an abandoned run is a spent guess.
             codeRevealed = true
             return ([reply], nil)
         case (.pakeReply, .dialer):
-            guard transcript.count == 2 + Self.pakeNonceByteCount, initiatorSession == nil else { throw .unexpectedMessage("PAKE REPLY out of order") }
+            guard case .awaitingPAKEReply = handshake else { throw .unexpectedMessage("PAKE REPLY out of order") }
             guard body.count >= 2 else { throw .malformedFrame("short PAKE REPLY") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count > 2 + Self.pakeNonceByteCount else { throw .malformedFrame("short PAKE REPLY") }
@@ -251,14 +271,14 @@ public final class ExchangeSession {
                 ?? CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
             let session: CPace.Session
             do { session = try initiator.finish(responderMessage: responderMessage) } catch { throw .weakKey }
-            initiatorSession = session
+            handshake = .awaitingPAKEConfirm(session)
             let finish = [Message.pakeFinish.rawValue] + CPace.lengthValueConcatenation([initiator.message.encoded]) + session.confirmation.rawRepresentation
             transcript += finish
             // Ta is derived from the key: from here an abandoned run is a spent guess.
             codeRevealed = true
             return ([finish], nil)
         case (.pakeFinish, .listener):
-            guard let responder, responderSession == nil, peerNonce != nil else { throw .unexpectedMessage("PAKE FINISH out of order") }
+            guard case .awaitingPAKEFinish(let responder) = handshake else { throw .unexpectedMessage("PAKE FINISH out of order") }
             guard body.count > 1 + CPace.ConfirmationTag.byteCount else { throw .malformedFrame("short PAKE FINISH") }
             let tagBytes = body.suffix(CPace.ConfirmationTag.byteCount)
             let framed = Array(body[1..<body.count - CPace.ConfirmationTag.byteCount])
@@ -274,16 +294,17 @@ public final class ExchangeSession {
                 // Nothing derived from the key goes back: only the news that the codes differ.
                 throw .codesDoNotMatch
             }
-            responderSession = session
+            handshake = .done
             transcript += body
             let confirm = [Message.pakeConfirm.rawValue] + ours.rawRepresentation
             transcript += confirm
             finishPAKE(isk: session.intermediateSessionKey)
             return ([confirm], .codeConfirmed)
         case (.pakeConfirm, .dialer):
-            guard let session = initiatorSession, !codeConfirmedByPAKE else { throw .unexpectedMessage("PAKE CONFIRM out of order") }
+            guard case .awaitingPAKEConfirm(let session) = handshake else { throw .unexpectedMessage("PAKE CONFIRM out of order") }
             guard let tag = try? CPace.ConfirmationTag(rawRepresentation: body.dropFirst()) else { throw .malformedFrame("bad PAKE CONFIRM") }
             do { try session.verifyPeerConfirmation(tag) } catch { throw .codesDoNotMatch }
+            handshake = .done
             transcript += body
             finishPAKE(isk: session.intermediateSessionKey)
             return ([], .codeConfirmed)
