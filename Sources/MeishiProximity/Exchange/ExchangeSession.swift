@@ -126,12 +126,36 @@ public final class ExchangeSession {
     public private(set) var transcriptHash: [UInt8]?
     /// The short authentication string, e.g. "482 913".
     public private(set) var code: String?
-    public private(set) var confirmedLocally = false
-    public private(set) var confirmedByPeer = false
-    public private(set) var cardSent = false
-    public private(set) var peerCard: VerifiedCard?
-    public private(set) var acknowledgedByPeer = false
-    public private(set) var acknowledgedLocally = false
+
+    /// Our direction after the handshake: our CONFIRM, our CARD, the peer's ACK of it.
+    enum Outgoing: Int, Comparable {
+        case undecided, confirmed, cardSent, acknowledged
+        static func < (a: Outgoing, b: Outgoing) -> Bool { a.rawValue < b.rawValue }
+    }
+    /// The peer's direction: its CONFIRM, its CARD (verified), our ACK of it.
+    enum Incoming {
+        case undecided, confirmed
+        case card(VerifiedCard)
+        case acknowledged(VerifiedCard)
+    }
+    private(set) var outgoing = Outgoing.undecided
+    private(set) var incoming = Incoming.undecided
+
+    public var confirmedLocally: Bool { outgoing >= .confirmed }
+    public var cardSent: Bool { outgoing >= .cardSent }
+    public var acknowledgedByPeer: Bool { outgoing == .acknowledged }
+    public var confirmedByPeer: Bool {
+        if case .undecided = incoming { false } else { true }
+    }
+    public var peerCard: VerifiedCard? {
+        switch incoming {
+        case .card(let c), .acknowledged(let c): c
+        case .undecided, .confirmed: nil
+        }
+    }
+    public var acknowledgedLocally: Bool {
+        if case .acknowledged = incoming { true } else { false }
+    }
 
     /// This side has sent what lets the peer compute the code (the listener's RESPONSE, the
     /// dialer's REVEAL). From here an abandoned session has shown the peer one code sample: a
@@ -346,8 +370,8 @@ public final class ExchangeSession {
         receiveKey = role == .dialer ? listenerToDialer : dialerToListener
         codeConfirmedByPAKE = true
         // The people agreed the code face to face: both sides count as confirmed.
-        confirmedLocally = true
-        confirmedByPeer = true
+        outgoing = .confirmed
+        incoming = .confirmed
     }
 
     private func finishHandshake(peerKey: [UInt8]) throws(ExchangeError) {
@@ -413,17 +437,19 @@ public final class ExchangeSession {
         let content = Array(bytes.dropFirst())
         switch inner {
         case .confirm:
-            guard !confirmedByPeer else { throw .unexpectedMessage("second CONFIRM") }
-            confirmedByPeer = true
+            guard case .undecided = incoming else { throw .unexpectedMessage("second CONFIRM") }
+            incoming = .confirmed
             return ([], .peerConfirmed)
         case .decline:
             throw .declinedByPeer
         case .card:
-            guard confirmedLocally, confirmedByPeer, peerCard == nil else { throw .unexpectedMessage("CARD before both confirmations") }
-            return ([], .cardReceived(try acceptCard(content)))
+            guard confirmedLocally, case .confirmed = incoming else { throw .unexpectedMessage("CARD before both confirmations") }
+            let card = try acceptCard(content)
+            incoming = .card(card)
+            return ([], .cardReceived(card))
         case .ack:
-            guard cardSent, !acknowledgedByPeer else { throw .unexpectedMessage("ACK out of order") }
-            acknowledgedByPeer = true
+            guard outgoing == .cardSent else { throw .unexpectedMessage("ACK out of order") }
+            outgoing = .acknowledged
             return ([], .peerAcknowledged)
         case .reject:
             throw .rejectedByPeer(String(decoding: content.prefix(200), as: UTF8.self))
@@ -440,7 +466,6 @@ public final class ExchangeSession {
         guard card.payload.signPubKey.isValidSignature(binding, for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: raw)) else {
             throw .bindingInvalid
         }
-        peerCard = card
         return card
     }
 
@@ -454,24 +479,24 @@ public final class ExchangeSession {
 
     /// After the person compared the codes: CONFIRM when they match, DECLINE otherwise.
     public func confirm(_ matches: Bool) -> [UInt8] {
-        precondition(code != nil && !confirmedLocally)
-        if matches { confirmedLocally = true }
+        precondition(code != nil && outgoing == .undecided)
+        if matches { outgoing = .confirmed }
         return seal(matches ? .confirm : .decline, [])
     }
 
     /// Our signed card with its binding signature. Only after both confirmations.
     public func card(_ card: SignedCard, signedBy key: Ed25519.SigningKey) -> [UInt8] {
-        precondition(confirmedLocally && confirmedByPeer && !cardSent)
+        precondition(outgoing == .confirmed && confirmedByPeer)
         precondition(key.publicKey == card.payload.signPubKey)
-        cardSent = true
+        outgoing = .cardSent
         let binding = key.signature(for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: card.bytes))
         return seal(.card, binding.rawRepresentation + card.bytes)
     }
 
     /// Tells the peer we verified its card and will store it.
     public func acknowledge() -> [UInt8] {
-        precondition(peerCard != nil && !acknowledgedLocally)
-        acknowledgedLocally = true
+        guard case .card(let peer) = incoming else { preconditionFailure("acknowledge a verified card once") }
+        incoming = .acknowledged(peer)
         return seal(.ack, [])
     }
 
