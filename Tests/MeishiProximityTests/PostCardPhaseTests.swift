@@ -55,12 +55,14 @@ final class CardUpdateSkeletonPhase: PostCardPhase, @unchecked Sendable {
         ExchangeMessagePhase(ExchangeMessages(authenticated: true, outgoing: { _ in nil }, incoming: { _, _ in .refused(.malformed) }))
     }
 
-    /// Both sides over loopback TCP: the listener's result and the dialer's.
+    /// Both sides over loopback TCP: the listener's result and the dialer's. The limits are
+    /// generous: under a full parallel `swift test` on two cores, blocking tests can hold every
+    /// thread of the cooperative pool for minutes, while these limits run on NIO's own threads.
     static func exchange(_ listener: ExchangeParticipant, _ dialer: ExchangeParticipant) async throws -> (ExchangeResult, ExchangeResult) {
         let server = try await ExchangeTransport.bind(host: "127.0.0.1", port: 0)
-        async let served = ExchangeTransport.serve(server, timeout: .seconds(20), stepTimeout: .seconds(10), participant: listener,
+        async let served = ExchangeTransport.serve(server, timeout: .seconds(900), stepTimeout: .seconds(600), participant: listener,
                                                    budget: GuessBudget(), onlySessions: nil)
-        async let dialled = ExchangeTransport.dial(host: "127.0.0.1", port: server.port, stepTimeout: .seconds(10), participant: dialer)
+        async let dialled = ExchangeTransport.dial(host: "127.0.0.1", port: server.port, stepTimeout: .seconds(600), participant: dialer)
         return (try await served, try await dialled)
     }
 
