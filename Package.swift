@@ -5,7 +5,8 @@ import PackageDescription
 //   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256/512,
 //                                   HMAC-SHA512, ristretto255 and CPace on it)
 //   GRDB      -> MeishiStore       (SQLite)
-//   SwiftNIO  -> MeishiProximity   (sockets, discovery and its rules)
+//   SwiftNIO  -> MeishiProximity   (Net/ only: sockets, the driver, discovery and its rules; its
+//                                   Exchange/ holds the session and post-card phases without NIO)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 //   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
 //   CKeyutils -> MeishiKeyring     (the kernel's session keyring: the passphrase agent)
@@ -103,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "meishi",
             dependencies: [
-                "MeishiKit", "MeishiCard", "MeishiQR", "MeishiProximity", "MeishiKeyring",
+                "MeishiKit", "MeishiCard", "MeishiCrypto", "MeishiQR", "MeishiProximity", "MeishiStore", "MeishiKeyring",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -58,8 +58,8 @@ extension ProximityPayload {
     }
 
     /// This payload with its signature made by `key` (whatever `signPubKey` and `senderDID` say:
-    /// tests use it to forge payloads that must then fail verification).
-    public func signed(with key: Ed25519.SigningKey) -> SignedCard {
+    /// tests use it, through `@testable import`, to forge payloads that must then fail verification).
+    func signed(with key: Ed25519.SigningKey) -> SignedCard {
         var p = self
         p.payloadSignature = key.signature(for: signingInput)
         return SignedCard(payload: p, bytes: p.canonicalJSON)

@@ -184,7 +184,7 @@ public enum CPace {
         }
 
         /// A run with a given scalar, for test vectors only.
-        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+        package convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
             self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
 
@@ -210,7 +210,7 @@ public enum CPace {
         }
 
         /// A run with a given scalar, for test vectors only.
-        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+        package convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
             self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
 
@@ -239,7 +239,7 @@ public enum CPace {
         }
 
         /// A run with a given scalar, for test vectors only.
-        convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
+        package convenience init(password: SecureBytes, channelID: [UInt8], sessionID: [UInt8], associatedData: [UInt8], scalar: Ristretto255.Scalar) {
             self.init(party: Party(password: password, channelID: channelID, sessionID: sessionID, associatedData: associatedData, scalar: scalar))
         }
 

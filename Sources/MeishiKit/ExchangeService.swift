@@ -96,7 +96,7 @@ public struct ExchangeService: Sendable {
         participant.trace = trace
         // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
         let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
-        participant.commonFriends = CommonFriendsRequest(
+        let friendsRequest = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
             codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
         // Post-card phase 2: the peer's card is verified and acknowledged by then. Its envelope is
@@ -107,12 +107,11 @@ public struct ExchangeService: Sendable {
             // Refuse a note that cannot be sent before the network, not after the cards.
             do { try MessageEnvelope.validate(text: message.text, lifetime: message.lifetime) } catch { throw .messageText(error) }
         }
-        participant.messages = ExchangeMessages(
+        let messageHooks = ExchangeMessages(
             authenticated: authenticated,
             outgoing: { peer in
                 guard let message else { return nil }
-                let contact = Contact(card: peer, trust: .met, source: "exchange", seen: clock())
-                return try MessageService.makeEnvelope(text: message.text, for: contact, identity: identity, lifetime: message.lifetime,
+                return try MessageService.makeEnvelope(text: message.text, for: peer, identity: identity, lifetime: message.lifetime,
                                                        once: message.once, now: clock())
             },
             incoming: { bytes, peer in
@@ -123,6 +122,8 @@ public struct ExchangeService: Sendable {
                 }
                 return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock(), log: log)
             })
+        // The post-card phases, in their order (docs/PROTOCOL.md §8): each session gets its own.
+        participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks)] }
         let result: ExchangeResult
         do {
             result = try await ExchangeTransport.exchange(endpoint, timeoutSeconds: timeoutSeconds, participant: participant,
@@ -131,7 +132,10 @@ public struct ExchangeService: Sendable {
             throw .exchange(error)
         }
         trace("the connection is closed; storing the card in \(home.databasePath)")
-        let authentication: Authentication = result.code == nil ? .code : (confirmedByPerson ? .digits : .none)
+        let authentication: Authentication = switch result.confirmation {
+        case .pake: .code
+        case .digits: confirmedByPerson ? .digits : .none
+        }
         let stored: StoreOutcome
         if let already = early.outcome {
             stored = already
@@ -140,7 +144,7 @@ public struct ExchangeService: Sendable {
                                       in: store)
         }
         var report: CommonFriendsReport?
-        if let outcome = result.commonFriends {
+        if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {
             var shared: [Contact] = []
             if case .ran(let mode, let indices, let peerSetSize) = outcome {
                 let ids = friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID)
@@ -149,10 +153,10 @@ public struct ExchangeService: Sendable {
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }
-            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: result.commonFriendsCost)
+            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: friendsPhase.cost)
         }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
-                       authentication: authentication, commonFriends: report, messages: result.messages)
+                       authentication: authentication, commonFriends: report, messages: result.phase(ExchangeMessagePhase.self)?.outcome)
     }
 }
 

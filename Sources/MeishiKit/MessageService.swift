@@ -51,15 +51,28 @@ public struct MessageService: Sendable {
 
     var contacts: ContactsService { ContactsService(home: home, clock: clock) }
 
-    // MARK: The two steps any delivery uses (send/listen here, a phase of `exchange` later)
+    // MARK: The two steps any delivery uses (send/listen here, and the message phase of `exchange`)
 
     /// Seals `text` for `contact`: refuses a contact without a verified card carrying an X25519 key.
     public static func makeEnvelope(text: String, for contact: Contact, identity: Identity, lifetime: Int64, once: Bool,
                                     now: Int64) throws(MeishiError) -> MessageEnvelope {
-        let key = try messageKey(of: contact)
+        try makeEnvelope(text: text, to: contact.did, key: try messageKey(of: contact), identity: identity, lifetime: lifetime, once: once,
+                         now: now)
+    }
+
+    /// Seals `text` for the holder of a card that just verified (its X25519 key is covered by the
+    /// card's signature): the exchange's message phase, before the card is stored.
+    public static func makeEnvelope(text: String, for card: VerifiedCard, identity: Identity, lifetime: Int64, once: Bool,
+                                    now: Int64) throws(MeishiError) -> MessageEnvelope {
+        try makeEnvelope(text: text, to: card.payload.senderDID, key: card.payload.pubKey, identity: identity, lifetime: lifetime,
+                         once: once, now: now)
+    }
+
+    private static func makeEnvelope(text: String, to did: String, key: X25519.PublicKey, identity: Identity, lifetime: Int64,
+                                     once: Bool, now: Int64) throws(MeishiError) -> MessageEnvelope {
         do {
             return try MessageEnvelope.seal(text: text, created: now, lifetime: lifetime, once: once, senderDID: identity.did,
-                                            recipientDID: contact.did, senderKey: identity.boxKey, recipientKey: key)
+                                            recipientDID: did, senderKey: identity.boxKey, recipientKey: key)
         } catch {
             throw .messageText(error)
         }

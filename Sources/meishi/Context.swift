@@ -82,13 +82,12 @@ struct Context: Sendable {
         TerminalPassphrases(environment: environment, terminal: terminal, console: out, remembered: agent)
     }
 
-    /// A file's bytes, or standard input's for "-".
+    /// A file's bytes, or standard input's for "-"; more than `limit` bytes is `fileTooLarge`
+    /// (its real size is never guessed from the `limit + 1` bytes read).
     func read(_ path: String, limit: Int) throws(MeishiError) -> [UInt8] {
         path == "-" ? try readStandardInput(limit) : try SecureFile.read(path, limit: limit)
     }
 
-    /// A file's bytes, or standard input's for "-"; more than `limit` bytes is `fileTooLarge`
-    /// (its real size is never guessed from the `limit + 1` bytes read).
     /// A note as typed, or read from standard input for `-` (one trailing newline dropped); the
     /// one reader for `send TEXT|-` and `exchange --message TEXT|-`.
     func readNote(_ text: String, example: String) throws -> String {

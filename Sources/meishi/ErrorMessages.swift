@@ -695,7 +695,15 @@ enum MessageWording {
         case .refused(let reason)?: out.line("A message from \(peer) was refused: \(reason.description)")
         case nil: break
         }
-        if let failure = m.failure { out.line("Messages: \(failure); the card exchange itself completed") }
+        if let failure = m.failure { out.line("Messages: \(describe(failure)); the card exchange itself completed") }
+    }
+
+    static func describe(_ f: ExchangeMessageFailure) -> String {
+        switch f {
+        case .notSealed(let why): "our message could not be sealed (\(why))"
+        case .protocolViolation(let e): e.description
+        case .connectionLost(let why): why
+        }
     }
 
     static func json(_ m: ExchangeMessageOutcome) -> JSONValue {
@@ -716,7 +724,7 @@ enum MessageWording {
             "sentReason": m.withheld ? .string("nobody compared the code here (--yes)") : reason(m.sent),
             "id": m.sentEnvelope.map { .string(Base64URL.encode($0.id)) } ?? .null,
             "received": verdict(m.received), "receivedReason": reason(m.received),
-            "failure": m.failure.map(JSONValue.string) ?? .null,
+            "failure": m.failure.map { .string(describe($0)) } ?? .null,
         ])
     }
 }

@@ -51,7 +51,9 @@ import MeishiCrypto
         let sealedEnvelope = [MessageFrame.sealed] + iSend.seal([MessageFrame.envelope] + envelope.encoded)
         let sealedAck = [MessageFrame.sealed] + rSend.seal([MessageFrame.ack] + id + [0])
         return [
-            "comment": "docs/PROTOCOL.md §9. X25519 secret keys are 32 bytes of 0x11 (sender), 0x22 (recipient), 0x33 and 0x44 (the handshake's ephemerals); DIDs from Ed25519 seeds of 32 bytes 0x01 and 0x02. Frames are shown without their 4-byte length prefix.",
+            "comment": "docs/PROTOCOL.md §9. X25519 secret keys are 32 bytes of 0x11 (sender), 0x22 (recipient); the Noise handshake's ephemeral keys are 32 bytes of 0x33 for the sender (the initiator: its e is in HELLO) and 0x44 for the listener (the responder: its e is in REPLY); DIDs from Ed25519 seeds of 32 bytes 0x01 (sender) and 0x02 (recipient). Frames are shown without their 4-byte length prefix.",
+            "sender_ephemeral_secret": hex(key(0x33).rawRepresentation.exposedBytes()), "sender_ephemeral_public": hex(key(0x33).publicKey.rawRepresentation),
+            "recipient_ephemeral_secret": hex(key(0x44).rawRepresentation.exposedBytes()), "recipient_ephemeral_public": hex(key(0x44).publicKey.rawRepresentation),
             "sender_x25519_secret": hex(mei.rawRepresentation.exposedBytes()), "sender_x25519_public": hex(mei.publicKey.rawRepresentation),
             "recipient_x25519_secret": hex(ken.rawRepresentation.exposedBytes()), "recipient_x25519_public": hex(ken.publicKey.rawRepresentation),
             "sender_did": meiDID, "recipient_did": kenDID,

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import MeishiCard
+@testable import MeishiCard
 import MeishiCrypto
 import NIOCore
 @testable import MeishiProximity

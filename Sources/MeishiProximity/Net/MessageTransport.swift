@@ -332,16 +332,8 @@ public enum MessageTransport {
                 guard inner.first == MessageFrame.envelope else { return refuse("unexpected frame") }
                 let envelope = Array(inner.dropFirst())
                 let verdict = receiver.accept(envelope, entry.owner)
-                let answer: [UInt8]
-                switch verdict {
-                case .stored, .duplicate:
-                    let id = (try? MessageEnvelope(parsing: envelope))?.id ?? []
-                    answer = [MessageFrame.ack] + id + [verdict == .duplicate ? 1 : 0]
-                case .refused(let reason):
-                    refuse(reason.description)
-                    answer = [MessageFrame.refusal, reason.rawValue]
-                }
-                try await send([MessageFrame.sealed] + sender.seal(answer))
+                if case .refused(let reason) = verdict { refuse(reason.description) }
+                try await send([MessageFrame.sealed] + sender.seal(MessageAnswer(verdict: verdict, envelope: envelope).encoded))
             } catch let e as ExchangeError {
                 refuse(e.description)
             } catch {
@@ -388,28 +380,12 @@ public enum MessageTransport {
     static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: String, keys: PairKeys,
                                staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
                                refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> MessageVerdict {
-        var connection: Connection?
-        var lastError = ""
-        var firstRefusal: Double?
-        while connection == nil {
-            let left = deadline - ExchangeTransport.now()
-            guard left > 0.05 else { break }
-            if let firstRefusal, ExchangeTransport.now() - firstRefusal > refusedGrace { break }
-            do {
-                connection = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .connectTimeout(.milliseconds(Int64(left * 1000)))
-                    .connect(to: address) { ch in ch.eventLoop.makeCompletedFuture { try Connection(wrappingChannelSynchronously: ch) } }
-            } catch {
-                lastError = ExchangeTransport.plainWords(error)
-                if ExchangeTransport.errno(of: error) == ECONNREFUSED {
-                    firstRefusal = firstRefusal ?? ExchangeTransport.now()
-                } else {
-                    firstRefusal = nil
-                }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
+        let connection: Connection
+        switch await ExchangeTransport.connect(to: address, until: deadline - 0.05, attemptTimeout: { .milliseconds(Int64(max(0.05, $0) * 1000)) },
+                                               refusedGrace: refusedGrace, pause: .milliseconds(20)) {
+        case .success(let c): connection = c
+        case .failure(let f): throw .notDelivered("cannot connect to \(label): \(f.words.isEmpty ? "no answer" : f.words)")
         }
-        guard let connection else { throw .notDelivered("cannot connect to \(label): \(lastError.isEmpty ? "no answer" : lastError)") }
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0.001, deadline - ExchangeTransport.now()) * 1e9))) {
@@ -438,14 +414,10 @@ public enum MessageTransport {
                       let inner = try? receiving.open(Array(sealed.dropFirst())) else {
                     throw MessageDeliveryFailure.notDelivered("\(label) did not acknowledge the message")
                 }
-                if inner.first == MessageFrame.refusal, inner.count == 2, let reason = MessageRefusal(rawValue: inner[1]) {
-                    return .refused(reason)
-                }
-                guard inner.first == MessageFrame.ack, inner.count == 2 + MessageEnvelope.idByteCount,
-                      Array(inner[1...MessageEnvelope.idByteCount]) == envelope.id else {
+                guard let verdict = MessageAnswer(decoding: inner)?.verdict(for: envelope.id) else {
                     throw MessageDeliveryFailure.handshakeFailed("a malformed acknowledgement")
                 }
-                return inner.last == 1 ? .duplicate : .stored
+                return verdict
             }
         } catch let e as MessageDeliveryFailure {
             throw e

@@ -71,9 +71,9 @@ public final class ExchangeSession {
     }
 
     /// Inner types from here up belong to post-card phases, which run in order after both ACKs on
-    /// the same sealed channel: 0x50–0x5F common friends (`CommonFriendsPhase`), 0x60–0x6F
-    /// reserved for a message. The session only checks that the cards are done; each phase
-    /// checks its own messages.
+    /// the same sealed channel, each with its own range (`PostCardPhase.innerTypes`): 0x50–0x5F
+    /// common friends, 0x60–0x6F the message. The session only checks that the cards are done;
+    /// the driver gives each phase the messages of its range, and the phase checks them.
     public static let firstPostCardType: UInt8 = 0x50
 
     public let role: Role
@@ -82,7 +82,25 @@ public final class ExchangeSession {
     private let ephemeral: X25519.SecretKey
     private let nonce: [UInt8]
     private var transcript: [UInt8] = []
-    private var peerCommitment: [UInt8]?
+    /// Where the handshake stands: each state holds what the next frame is checked against, so
+    /// a frame out of order is refused by the state it meets, not by counting transcript bytes.
+    enum Handshake {
+        /// Nothing sent or received yet.
+        case idle
+        /// Dialer: HELLO (the commitment) sent; RESPONSE next.
+        case awaitingResponse
+        /// Listener: RESPONSE sent; REVEAL next, checked against the dialer's commitment.
+        case awaitingReveal(commitment: [UInt8])
+        /// Dialer with a code: PAKE HELLO sent; PAKE REPLY next.
+        case awaitingPAKEReply
+        /// Listener with a code: PAKE REPLY sent (Yb); PAKE FINISH next.
+        case awaitingPAKEFinish(CPace.Responder)
+        /// Dialer with a code: PAKE FINISH sent (Ya, Ta); PAKE CONFIRM next.
+        case awaitingPAKEConfirm(CPace.Session)
+        /// The keys are derived: only sealed frames from here.
+        case done
+    }
+    private(set) var handshake = Handshake.idle
     private var sendKey: SecureBytes?
     private var receiveKey: SecureBytes?
     private var sendCounter: UInt64 = 0
@@ -91,9 +109,6 @@ public final class ExchangeSession {
     public private(set) var binding: CodeBinding?
     private var pakeNonce: [UInt8] = []
     private var peerNonce: [UInt8]?
-    private var responder: CPace.Responder?
-    private var responderSession: CPace.ResponderSession?
-    private var initiatorSession: CPace.Session?
 
     /// Binds the PAKE to the discovery session ids of both sides; before the handshake starts.
     public func bindDiscovery(dialerID: [UInt8], listenerID: [UInt8]) {
@@ -111,12 +126,36 @@ public final class ExchangeSession {
     public private(set) var transcriptHash: [UInt8]?
     /// The short authentication string, e.g. "482 913".
     public private(set) var code: String?
-    public private(set) var confirmedLocally = false
-    public private(set) var confirmedByPeer = false
-    public private(set) var cardSent = false
-    public private(set) var peerCard: VerifiedCard?
-    public private(set) var acknowledgedByPeer = false
-    public private(set) var acknowledgedLocally = false
+
+    /// Our direction after the handshake: our CONFIRM, our CARD, the peer's ACK of it.
+    enum Outgoing: Int, Comparable {
+        case undecided, confirmed, cardSent, acknowledged
+        static func < (a: Outgoing, b: Outgoing) -> Bool { a.rawValue < b.rawValue }
+    }
+    /// The peer's direction: its CONFIRM, its CARD (verified), our ACK of it.
+    enum Incoming {
+        case undecided, confirmed
+        case card(VerifiedCard)
+        case acknowledged(VerifiedCard)
+    }
+    private(set) var outgoing = Outgoing.undecided
+    private(set) var incoming = Incoming.undecided
+
+    public var confirmedLocally: Bool { outgoing >= .confirmed }
+    public var cardSent: Bool { outgoing >= .cardSent }
+    public var acknowledgedByPeer: Bool { outgoing == .acknowledged }
+    public var confirmedByPeer: Bool {
+        if case .undecided = incoming { false } else { true }
+    }
+    public var peerCard: VerifiedCard? {
+        switch incoming {
+        case .card(let c), .acknowledged(let c): c
+        case .undecided, .confirmed: nil
+        }
+    }
+    public var acknowledgedLocally: Bool {
+        if case .acknowledged = incoming { true } else { false }
+    }
 
     /// This side has sent what lets the peer compute the code (the listener's RESPONSE, the
     /// dialer's REVEAL). From here an abandoned session has shown the peer one code sample: a
@@ -126,15 +165,25 @@ public final class ExchangeSession {
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
     public var isComplete: Bool { peerCard != nil && acknowledgedByPeer && acknowledgedLocally }
 
-    public init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
-                nonce: [UInt8] = SecureRandom.bytes(32)) {
-        precondition(nonce.count == 32)
+    /// With a code, the CPace scalar; nil draws a fresh one (only vector tests fix it).
+    private let pakeScalar: Ristretto255.Scalar?
+
+    public convenience init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
+                            nonce: [UInt8] = SecureRandom.bytes(32)) {
+        self.init(role: role, verifier: verifier, binding: binding, ephemeral: ephemeral, nonce: nonce, pakeNonce: nil, pakeScalar: nil)
+    }
+
+    /// Every random input fixed (fixtures/exchange-vectors.json): the PAKE's nonce and scalar too.
+    init(role: Role, verifier: CardVerifier, binding: CodeBinding?, ephemeral: X25519.SecretKey, nonce: [UInt8],
+         pakeNonce: [UInt8]?, pakeScalar: Ristretto255.Scalar?) {
+        precondition(nonce.count == 32 && (pakeNonce == nil || pakeNonce!.count == Self.pakeNonceByteCount))
         self.role = role
         self.verifier = verifier
         self.binding = binding
-        if binding != nil { pakeNonce = SecureRandom.bytes(Self.pakeNonceByteCount) }
+        if binding != nil { self.pakeNonce = pakeNonce ?? SecureRandom.bytes(Self.pakeNonceByteCount) }
         self.ephemeral = ephemeral
         self.nonce = nonce
+        self.pakeScalar = pakeScalar
     }
 
     // MARK: Handshake
@@ -142,14 +191,17 @@ public final class ExchangeSession {
     /// The first frame body: the dialer's HELLO (nil for the listener, which waits).
     public func start() -> [UInt8]? {
         guard role == .dialer else { return nil }
+        guard case .idle = handshake else { preconditionFailure("the dialer starts once") }
         if binding != nil {
             let hello = [Message.pakeHello.rawValue, Self.protocolVersion] + pakeNonce
             transcript += hello
+            handshake = .awaitingPAKEReply
             return hello
         }
         let commitment = SHA256.hash(Self.commitDomain + ephemeral.publicKey.rawRepresentation + nonce)
         let hello = [Message.hello.rawValue, Self.protocolVersion] + commitment
         transcript += hello
+        handshake = .awaitingResponse
         return hello
     }
 
@@ -169,18 +221,18 @@ public final class ExchangeSession {
         case (.pakeHello, _), (.pakeReply, _), (.pakeFinish, _), (.pakeConfirm, _), (.pakeMismatch, _):
             throw .codeNotExpected
         case (.hello, .listener):
-            guard transcript.isEmpty else { throw .unexpectedMessage("second HELLO") }
+            guard case .idle = handshake else { throw .unexpectedMessage("second HELLO") }
             guard body.count >= 2 else { throw .malformedFrame("short HELLO") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 34 else { throw .malformedFrame("HELLO must be 34 bytes") }
-            peerCommitment = Array(body[2...])
+            handshake = .awaitingReveal(commitment: Array(body[2...]))
             transcript += body
             let response = [Message.response.rawValue, Self.protocolVersion] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += response
             codeRevealed = true
             return ([response], nil)
         case (.response, .dialer):
-            guard transcript.count == 34, sendKey == nil else { throw .unexpectedMessage("RESPONSE out of order") }
+            guard case .awaitingResponse = handshake else { throw .unexpectedMessage("RESPONSE out of order") }
             guard body.count >= 2 else { throw .malformedFrame("short RESPONSE") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 66 else { throw .malformedFrame("RESPONSE must be 66 bytes") }
@@ -188,15 +240,17 @@ public final class ExchangeSession {
             let reveal = [Message.reveal.rawValue] + ephemeral.publicKey.rawRepresentation + nonce
             transcript += reveal
             try finishHandshake(peerKey: Array(body[2..<34]))
+            handshake = .done
             codeRevealed = true
             return ([reveal], .codeReady(code!))
         case (.reveal, .listener):
-            guard let commitment = peerCommitment, sendKey == nil else { throw .unexpectedMessage("REVEAL out of order") }
+            guard case .awaitingReveal(let commitment) = handshake else { throw .unexpectedMessage("REVEAL out of order") }
             guard body.count == 65 else { throw .malformedFrame("REVEAL must be 65 bytes") }
             let peerKey = Array(body[1..<33]), peerNonce = Array(body[33..<65])
             guard SHA256.hash(Self.commitDomain + peerKey + peerNonce) == commitment else { throw .commitmentMismatch }
             transcript += body
             try finishHandshake(peerKey: peerKey)
+            handshake = .done
             return ([], .codeReady(code!))
         case (.sealed, _):
             return try receiveSealed(Array(body.dropFirst()))
@@ -212,21 +266,22 @@ public final class ExchangeSession {
         let password = SecureBytes(copying: Array(binding.code.password.utf8))
         switch (type, role) {
         case (.pakeHello, .listener):
-            guard transcript.isEmpty else { throw .unexpectedMessage("second PAKE HELLO") }
+            guard case .idle = handshake else { throw .unexpectedMessage("second PAKE HELLO") }
             guard body.count >= 2 else { throw .malformedFrame("short PAKE HELLO") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count == 2 + Self.pakeNonceByteCount else { throw .malformedFrame("PAKE HELLO must be 18 bytes") }
             peerNonce = Array(body[2...])
             transcript += body
-            let r = CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
-            responder = r
+            let r = pakeScalar.map { CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID(), associatedData: [], scalar: $0) }
+                ?? CPace.Responder(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            handshake = .awaitingPAKEFinish(r)
             let reply = [Message.pakeReply.rawValue, Self.protocolVersion] + pakeNonce + r.message.encoded
             transcript += reply
             // Yb depends on the password: from here an abandoned run is a spent guess.
             codeRevealed = true
             return ([reply], nil)
         case (.pakeReply, .dialer):
-            guard transcript.count == 2 + Self.pakeNonceByteCount, initiatorSession == nil else { throw .unexpectedMessage("PAKE REPLY out of order") }
+            guard case .awaitingPAKEReply = handshake else { throw .unexpectedMessage("PAKE REPLY out of order") }
             guard body.count >= 2 else { throw .malformedFrame("short PAKE REPLY") }
             guard body[1] == Self.protocolVersion else { throw .unsupportedVersion(body[1]) }
             guard body.count > 2 + Self.pakeNonceByteCount else { throw .malformedFrame("short PAKE REPLY") }
@@ -236,17 +291,18 @@ public final class ExchangeSession {
                 throw .malformedFrame("bad CPace share")
             }
             transcript += body
-            let initiator = CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
+            let initiator = pakeScalar.map { CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID(), associatedData: [], scalar: $0) }
+                ?? CPace.Initiator(password: password, channelID: binding.channelID, sessionID: pakeSessionID())
             let session: CPace.Session
             do { session = try initiator.finish(responderMessage: responderMessage) } catch { throw .weakKey }
-            initiatorSession = session
+            handshake = .awaitingPAKEConfirm(session)
             let finish = [Message.pakeFinish.rawValue] + CPace.lengthValueConcatenation([initiator.message.encoded]) + session.confirmation.rawRepresentation
             transcript += finish
             // Ta is derived from the key: from here an abandoned run is a spent guess.
             codeRevealed = true
             return ([finish], nil)
         case (.pakeFinish, .listener):
-            guard let responder, responderSession == nil, peerNonce != nil else { throw .unexpectedMessage("PAKE FINISH out of order") }
+            guard case .awaitingPAKEFinish(let responder) = handshake else { throw .unexpectedMessage("PAKE FINISH out of order") }
             guard body.count > 1 + CPace.ConfirmationTag.byteCount else { throw .malformedFrame("short PAKE FINISH") }
             let tagBytes = body.suffix(CPace.ConfirmationTag.byteCount)
             let framed = Array(body[1..<body.count - CPace.ConfirmationTag.byteCount])
@@ -262,16 +318,17 @@ public final class ExchangeSession {
                 // Nothing derived from the key goes back: only the news that the codes differ.
                 throw .codesDoNotMatch
             }
-            responderSession = session
+            handshake = .done
             transcript += body
             let confirm = [Message.pakeConfirm.rawValue] + ours.rawRepresentation
             transcript += confirm
             finishPAKE(isk: session.intermediateSessionKey)
             return ([confirm], .codeConfirmed)
         case (.pakeConfirm, .dialer):
-            guard let session = initiatorSession, !codeConfirmedByPAKE else { throw .unexpectedMessage("PAKE CONFIRM out of order") }
+            guard case .awaitingPAKEConfirm(let session) = handshake else { throw .unexpectedMessage("PAKE CONFIRM out of order") }
             guard let tag = try? CPace.ConfirmationTag(rawRepresentation: body.dropFirst()) else { throw .malformedFrame("bad PAKE CONFIRM") }
             do { try session.verifyPeerConfirmation(tag) } catch { throw .codesDoNotMatch }
+            handshake = .done
             transcript += body
             finishPAKE(isk: session.intermediateSessionKey)
             return ([], .codeConfirmed)
@@ -313,8 +370,8 @@ public final class ExchangeSession {
         receiveKey = role == .dialer ? listenerToDialer : dialerToListener
         codeConfirmedByPAKE = true
         // The people agreed the code face to face: both sides count as confirmed.
-        confirmedLocally = true
-        confirmedByPeer = true
+        outgoing = .confirmed
+        incoming = .confirmed
     }
 
     private func finishHandshake(peerKey: [UInt8]) throws(ExchangeError) {
@@ -380,17 +437,19 @@ public final class ExchangeSession {
         let content = Array(bytes.dropFirst())
         switch inner {
         case .confirm:
-            guard !confirmedByPeer else { throw .unexpectedMessage("second CONFIRM") }
-            confirmedByPeer = true
+            guard case .undecided = incoming else { throw .unexpectedMessage("second CONFIRM") }
+            incoming = .confirmed
             return ([], .peerConfirmed)
         case .decline:
             throw .declinedByPeer
         case .card:
-            guard confirmedLocally, confirmedByPeer, peerCard == nil else { throw .unexpectedMessage("CARD before both confirmations") }
-            return ([], .cardReceived(try acceptCard(content)))
+            guard confirmedLocally, case .confirmed = incoming else { throw .unexpectedMessage("CARD before both confirmations") }
+            let card = try acceptCard(content)
+            incoming = .card(card)
+            return ([], .cardReceived(card))
         case .ack:
-            guard cardSent, !acknowledgedByPeer else { throw .unexpectedMessage("ACK out of order") }
-            acknowledgedByPeer = true
+            guard outgoing == .cardSent else { throw .unexpectedMessage("ACK out of order") }
+            outgoing = .acknowledged
             return ([], .peerAcknowledged)
         case .reject:
             throw .rejectedByPeer(String(decoding: content.prefix(200), as: UTF8.self))
@@ -407,7 +466,6 @@ public final class ExchangeSession {
         guard card.payload.signPubKey.isValidSignature(binding, for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: raw)) else {
             throw .bindingInvalid
         }
-        peerCard = card
         return card
     }
 
@@ -421,24 +479,24 @@ public final class ExchangeSession {
 
     /// After the person compared the codes: CONFIRM when they match, DECLINE otherwise.
     public func confirm(_ matches: Bool) -> [UInt8] {
-        precondition(code != nil && !confirmedLocally)
-        if matches { confirmedLocally = true }
+        precondition(code != nil && outgoing == .undecided)
+        if matches { outgoing = .confirmed }
         return seal(matches ? .confirm : .decline, [])
     }
 
     /// Our signed card with its binding signature. Only after both confirmations.
     public func card(_ card: SignedCard, signedBy key: Ed25519.SigningKey) -> [UInt8] {
-        precondition(confirmedLocally && confirmedByPeer && !cardSent)
+        precondition(outgoing == .confirmed && confirmedByPeer)
         precondition(key.publicKey == card.payload.signPubKey)
-        cardSent = true
+        outgoing = .cardSent
         let binding = key.signature(for: Self.bindingInput(transcriptHash: transcriptHash!, cardBytes: card.bytes))
         return seal(.card, binding.rawRepresentation + card.bytes)
     }
 
     /// Tells the peer we verified its card and will store it.
     public func acknowledge() -> [UInt8] {
-        precondition(peerCard != nil && !acknowledgedLocally)
-        acknowledgedLocally = true
+        guard case .card(let peer) = incoming else { preconditionFailure("acknowledge a verified card once") }
+        incoming = .acknowledged(peer)
         return seal(.ack, [])
     }
 

@@ -358,3 +358,94 @@ public final class CommonFriendsPhase {
         b.reduce(0) { $0 << 8 | Int($1) }
     }
 }
+
+/// Post-card phase 1 (docs/PROTOCOL.md §8, inner types 0x50–0x5F): runs a `CommonFriendsPhase`
+/// for one session, blinding our set when the phase asks, and keeps its outcome and cost.
+public final class CommonFriendsExchangePhase: PostCardPhase, @unchecked Sendable {
+    public static let innerTypes = CommonFriendsPhase.innerTypes
+    public let name = "common friends"
+    public let request: CommonFriendsRequest
+    /// How the comparison ended; nil until it has.
+    public private(set) var outcome: CommonFriendsOutcome?
+    /// Bytes on the wire and wall time, this side.
+    public private(set) var cost = CommonFriendsCost()
+
+    private var phase: CommonFriendsPhase?
+    private var elements: CommonFriendsElements?
+    private let clock = ContinuousClock()
+    private var started: ContinuousClock.Instant?
+    /// A sealed post-card frame on the wire: length prefix, 0x10, inner type, content, tag.
+    static let overhead = 4 + 1 + 1 + XChaCha20Poly1305.tagByteCount
+
+    public init(_ request: CommonFriendsRequest) { self.request = request }
+
+    public var isFinished: Bool { outcome != nil }
+
+    public var summary: String {
+        "comparing contacts for common friends (asked for \(request.mode.rawValue)): \(cost.bytesSent) bytes sent, "
+            + "\(cost.bytesReceived) received"
+    }
+
+    public func start(_ context: PostCardContext) async -> [PostCardMessage] {
+        started = clock.now
+        let elements = await request.elements(context.peerCard.payload.senderDID)
+        self.elements = elements
+        let phase = CommonFriendsPhase(request: request, elements: elements, transcriptHash: context.transcriptHash, role: context.role,
+                                       codeConfirmedByPAKE: context.codeConfirmedByPAKE)
+        self.phase = phase
+        return await advance([phase.hello()])
+    }
+
+    public func receive(_ message: PostCardMessage) async -> [PostCardMessage] {
+        cost.bytesReceived += Self.overhead + message.content.count
+        do {
+            return await advance(try phase!.receive(type: message.type, content: message.content))
+        } catch {
+            return end(error)
+        }
+    }
+
+    public func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage] {
+        switch reason {
+        case .unexpected(let e): return end(.protocolViolation(e))
+        case .broken(let e): finish(.failed(.protocolViolation(e)))
+        case .connectionLost(let why): finish(.failed(.connection(why)))
+        }
+        return []
+    }
+
+    /// What to send now, plus the blinded set whenever the phase waits for it.
+    private func advance(_ messages: [(type: UInt8, content: [UInt8])]) async -> [PostCardMessage] {
+        var out = messages
+        do {
+            while let phase, phase.outcome == nil, phase.needsBlinding {
+                out += try phase.blind(with: await elements!.blinding())
+            }
+        } catch {
+            return sent(out) + end(error)
+        }
+        if let done = phase?.outcome { finish(done) }
+        return sent(out)
+    }
+
+    /// Ends with `error`; an ABORT tells the peer why, unless the peer is the one who stopped.
+    private func end(_ error: CommonFriendsError) -> [PostCardMessage] {
+        finish(.failed(error))
+        if case .abortedByPeer = error { return [] }
+        return sent([CommonFriendsPhase.abort(error.description)])
+    }
+
+    private func finish(_ outcome: CommonFriendsOutcome) {
+        guard self.outcome == nil else { return }
+        self.outcome = outcome
+        if let started {
+            let d = clock.now - started
+            cost.seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        }
+    }
+
+    private func sent(_ messages: [(type: UInt8, content: [UInt8])]) -> [PostCardMessage] {
+        cost.bytesSent += messages.reduce(0) { $0 + Self.overhead + $1.content.count }
+        return messages.map { PostCardMessage(type: $0.type, content: $0.content) }
+    }
+}

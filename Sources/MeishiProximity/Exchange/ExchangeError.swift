@@ -40,7 +40,7 @@ public enum ExchangeError: Error, Equatable, Sendable {
         case .commitmentMismatch: "the peer's key does not match its commitment (handshake tampered with)"
         case .weakKey: "the peer sent a weak ephemeral key"
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
-        case .declinedByPeer: "the other person did not confirm the code"
+        case .declinedByPeer: "the other person said the codes differ"
         case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
         case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"

@@ -97,7 +97,7 @@ public enum Rendezvous {
                     return .success(try await ExchangeTransport.serve(
                         server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout, participant: participant,
                         budget: budget, onlySessions: (own, { candidates().filter { !dials(own: own, peer: $0.announcement.sessionID) }
-                            .map(\.announcement.sessionID) })))
+                            .map(\.announcement.sessionID) }), othersPending: { candidates().count > 1 }))
                 } catch {
                     return .failure(error)
                 }
@@ -120,6 +120,9 @@ public enum Rendezvous {
                     } catch {
                         switch error {
                         case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses: return .failure(error)
+                        case .protocolFailure(.codesDoNotMatch) where !candidates().contains(where: { $0.announcement.sessionID != peer.announcement.sessionID }):
+                            // The only peer announcing this N: most likely one side mistyped the code.
+                            return .failure(error)
                         default:
                             last = error
                             participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
@@ -137,7 +140,7 @@ public enum Rendezvous {
                     return result
                 case .failure(let f):
                     switch f {
-                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .protocolFailure(.codesDoNotMatch), .tooManyGuesses:
                         group.cancelAll()
                         try? await server.close()
                         return result

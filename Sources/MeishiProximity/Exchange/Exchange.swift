@@ -1,0 +1,90 @@
+import MeishiCard
+import MeishiCrypto
+
+/// What the application supplies to an exchange.
+public struct ExchangeParticipant: Sendable {
+    /// Signs our card when it is about to be sent (after both confirmations), with the key that signed it.
+    public var card: @Sendable () throws -> (SignedCard, Ed25519.SigningKey)
+    /// Everything `meishi verify` checks plus the freshness window; every session requires it.
+    public var verifier: CardVerifier
+    /// The code both people typed (`--code`): CPace authenticates the session instead of digits.
+    public var code: ExchangeCode?
+    /// Shows the code and returns whether the person says it matches the other screen.
+    public var confirmCode: @Sendable (String) async -> Bool
+    /// A diagnostic line (connection refused, garbage from a peer, …).
+    public var log: @Sendable (String) -> Void
+    /// Each step of the session as it happens (`--verbose`); nothing a peer sent is in it
+    /// beyond sizes and the address.
+    public var trace: @Sendable (String) -> Void = { _ in }
+    /// Makes the post-card phases of one session, in the order they run after both ACKs
+    /// (docs/PROTOCOL.md §8): each connection gets its own, and the result carries them back.
+    public var phases: @Sendable () -> [any PostCardPhase] = { [] }
+
+    public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
+                confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
+        self.card = card
+        self.verifier = verifier
+        self.code = code
+        self.confirmCode = confirmCode
+        self.log = log
+    }
+}
+
+extension ExchangeParticipant {
+    /// A new session in `role`, bound to our code when we have one.
+    func session(_ role: ExchangeSession.Role) -> ExchangeSession {
+        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) })
+    }
+}
+
+/// A finished exchange: both people confirmed, both cards verified and acknowledged.
+public struct ExchangeResult: Sendable {
+    /// The peer's card as it arrived and verified.
+    public let peerCard: VerifiedCard
+    /// How the session was confirmed: by the PAKE (`--code`), or by the 6 digits shown.
+    public let confirmation: Confirmation
+    public enum Confirmation: Equatable, Sendable {
+        /// Both typed the same code: CPace's key confirmation passed.
+        case pake
+        /// These digits were shown and the application said they match (a person, or `--yes`).
+        case digits(String)
+    }
+
+    /// The 6 digits shown; nil when the PAKE confirmed `--code`.
+    public var code: String? {
+        if case .digits(let code) = confirmation { code } else { nil }
+    }
+    public let peerAddress: String
+    /// The post-card phases as they ended, each holding its outcome.
+    public let phases: [any PostCardPhase]
+
+    /// The phase of type `P` that ran, if any.
+    public func phase<P: PostCardPhase>(_ type: P.Type) -> P? {
+        phases.lazy.compactMap { $0 as? P }.first
+    }
+}
+
+/// Why an exchange did not finish.
+public enum ExchangeFailure: Error, Sendable {
+    /// Discovery heard several peers and nobody chose one.
+    case ambiguous([DiscoveredPeer])
+    /// Discovery heard no peer (`withCode`: none announcing the same code) before the deadline.
+    case noPeer(withCode: Bool)
+    /// `--interface` names no interface of this machine.
+    case noSuchInterface(String, available: [String])
+    /// `--interface` names an interface without multicast (such as `lo`, usually).
+    case interfaceCannotMulticast(String)
+    /// Three pairings with this run were started and abandoned after the code could be computed.
+    case tooManyGuesses(Int)
+    /// Another program (or another meishi) already listens on this TCP port.
+    case addressInUse(Int)
+    /// The host of `--peer` has no address.
+    case unknownHost(String)
+    case timedOut(String)
+    case unreachable(String)
+    case protocolFailure(ExchangeError)
+    case declinedLocally
+    case connectionLost(String)
+    case io(String)
+}
+

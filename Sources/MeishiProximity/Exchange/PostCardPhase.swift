@@ -1,0 +1,69 @@
+import MeishiCard
+
+/// What a post-card phase is told of its session once both cards are acknowledged.
+public struct PostCardContext: Sendable {
+    public let role: ExchangeSession.Role
+    /// The peer's card: verified, bound to this session, acknowledged.
+    public let peerCard: VerifiedCard
+    /// T of the handshake (docs/PROTOCOL.md §5.2/§5.6).
+    public let transcriptHash: [UInt8]
+    /// The PAKE confirmed `--code`; whether a person compared digits is the application's to say.
+    public let codeConfirmedByPAKE: Bool
+
+    public init(role: ExchangeSession.Role, peerCard: VerifiedCard, transcriptHash: [UInt8], codeConfirmedByPAKE: Bool) {
+        self.role = role
+        self.peerCard = peerCard
+        self.transcriptHash = transcriptHash
+        self.codeConfirmedByPAKE = codeConfirmedByPAKE
+    }
+}
+
+/// One message of a post-card phase: an inner type of the session's sealed frames and its content.
+public struct PostCardMessage: Equatable, Sendable {
+    public var type: UInt8
+    public var content: [UInt8]
+
+    public init(type: UInt8, content: [UInt8]) {
+        self.type = type
+        self.content = content
+    }
+}
+
+/// Why the driver stopped a phase before the phase itself had finished.
+public enum PostCardInterruption: Error, Equatable, Sendable {
+    /// A well-sealed frame that is not one of this phase's: the channel still works, and what
+    /// the phase answers (an ABORT with its reason) is sent.
+    case unexpected(ExchangeError)
+    /// The channel failed (a frame that did not authenticate, a bad frame): nothing more is sent.
+    case broken(ExchangeError)
+    /// The connection ended or timed out (as people read it).
+    case connectionLost(String)
+}
+
+/// A phase that runs after both ACKs on the session's sealed channel (docs/PROTOCOL.md §8): the
+/// driver (`ExchangeTransport.drive`) sends what `start` returns, then feeds it each message of
+/// its `innerTypes` and sends what it answers until `isFinished`; any other frame interrupts it.
+/// A phase never throws: a peer breaking its rules ends it with an outcome it keeps (read it from
+/// `ExchangeResult.phase(_:)`), and the cards stay stored whatever happens here.
+///
+/// Adding a phase is a type conforming to this, an inner-type range of its own in PROTOCOL §8's
+/// table, its place in `ExchangeParticipant.phases` and the wording of its outcome.
+///
+/// A phase object belongs to one session and is used by that session's task alone.
+public protocol PostCardPhase: AnyObject, Sendable {
+    /// The inner types this phase owns, e.g. `0x50...0x5F` for common friends.
+    static var innerTypes: ClosedRange<UInt8> { get }
+    /// What the phase is, for diagnostics ("common friends").
+    var name: String { get }
+    /// One line on how it went, for `--verbose`.
+    var summary: String { get }
+    /// The first messages to send (none when the phase waits for the peer).
+    func start(_ context: PostCardContext) async -> [PostCardMessage]
+    /// A message of the peer of one of `innerTypes`; returns the messages to send.
+    func receive(_ message: PostCardMessage) async -> [PostCardMessage]
+    /// The phase has its outcome: the driver goes on to the next.
+    var isFinished: Bool { get }
+    /// Ends the phase with `reason` as its outcome; returns what to tell the peer (sent only
+    /// for `.unexpected`).
+    func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage]
+}

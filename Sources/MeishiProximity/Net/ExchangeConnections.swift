@@ -1,0 +1,243 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Runs the exchange protocol over TCP with SwiftNIO.
+public enum ExchangeTransport {
+    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// An address as people read it: IPv4-mapped IPv6 (`::ffff:10.0.0.2`) as plain IPv4.
+    static func plainAddress(_ a: String) -> String {
+        a.hasPrefix("::ffff:") && a.contains(".") ? String(a.dropFirst(7)) : a
+    }
+
+    /// Monotonic seconds.
+    public static func now() -> Double {
+        Double(DispatchTimeShim.uptimeNanoseconds()) / 1e9
+    }
+
+    /// A connection the listener accepted, waiting to be served. One still waiting when the
+    /// listener stops (an exchange ended, the guess budget ran out, the side dials instead) is
+    /// dropped unserved, and NIO traps (SIGILL) when a live connection's writer is released
+    /// without being finished: this one finishes and closes it instead.
+    final class Accepted: Sendable {
+        private let waiting: NIOLockedValueBox<Connection?>
+
+        init(_ connection: Connection) { waiting = NIOLockedValueBox(connection) }
+
+        /// The connection, to be served (its `executeThenClose` finishes it); nil once taken.
+        func take() -> Connection? { waiting.withLockedValue { c in defer { c = nil }; return c } }
+
+        deinit {
+            guard let unserved = take() else { return }
+            unserved.outbound.finish()
+            unserved.channel.close(promise: nil)
+        }
+    }
+
+    /// A bound TCP listener, before it serves.
+    public struct Server: Sendable {
+        let channel: NIOAsyncChannel<Accepted, Never>
+        public var port: Int { channel.channel.localAddress?.port ?? 0 }
+        /// Closes a listener that will not serve (this side dials instead).
+        public func close() async throws { try await channel.channel.close() }
+    }
+
+    /// Binds the TCP listener (port 0: any free port). `host` nil: every IPv6 and IPv4 address
+    /// (dual stack), or every IPv4 address where IPv6 is off.
+    public static func bind(host: String?, port: Int) async throws(ExchangeFailure) -> Server {
+        guard let host else {
+            if let dual = try? await bind(host: "::", port: port) { return dual }
+            return try await bind(host: "0.0.0.0", port: port)
+        }
+        do {
+            return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .bind(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { Accepted(try Connection(wrappingChannelSynchronously: channel)) }
+                })
+        } catch {
+            if errno(of: error) == EADDRINUSE { throw .addressInUse(port) }
+            throw .io("cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
+    /// Failing peers are logged and the listener keeps waiting until `timeout`.
+    public static func listen(host: String?, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
+                              participant: ExchangeParticipant, budget: GuessBudget,
+                              listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        let server = try await bind(host: host, port: port)
+        listening(server.port)
+        return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, budget: budget,
+                               onlySessions: nil)
+    }
+
+    /// Serves `server` until one exchange ends by a person's decision, the guess budget is
+    /// spent, or `timeout` passes. With `onlySessions` (after discovery), a connection must first
+    /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
+    /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
+    /// A pairing whose codes do not match (`--code` mistyped on one side) ends the run at once,
+    /// unless `othersPending` says other candidates are still being tried.
+    public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
+                             budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?,
+                             othersPending: @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
+        let channel = server.channel
+        let expired = NIOLockedValueBox(false)
+        let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
+            expired.withLockedValue { $0 = true }
+            channel.channel.close(promise: nil)
+        }
+        defer { overall.cancel() }
+        let guardian = PeerGuard()
+        let quietFailures = FailureSummary(log: participant.log)
+        var outcome: Result<ExchangeResult, ExchangeFailure>?
+        do {
+            try await channel.executeThenClose { inbound in
+                for try await accepted in inbound {
+                    guard let connection = accepted.take() else { continue }
+                    let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                    if guardian.isBanned(address, now: now()) {
+                        quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
+                        try? await connection.channel.close()
+                        continue
+                    }
+                    let session = participant.session(.listener)
+                    let attempt: Result<ExchangeResult, ExchangeFailure>
+                    do {
+                        attempt = .success(try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout,
+                                                         address: address, budget: budget,
+                                                         expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
+                    } catch {
+                        attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
+                    }
+                    switch attempt {
+                    case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
+                        // A person decided: the exchange is over either way.
+                        outcome = attempt
+                        return
+                    case .failure(.tooManyGuesses):
+                        // The last try is held by a pairing still in progress (the dial of discovery):
+                        // this one was refused before it revealed anything.
+                        guardian.recordFailure(address, now: now())
+                        if budget.exhausted {
+                            outcome = .failure(.tooManyGuesses(budget.spent))
+                            return
+                        }
+                        quietFailures.record("refused \(address): no tries left while another pairing is in progress", now: now())
+                    case .failure(let error):
+                        guardian.recordFailure(address, now: now())
+                        guard session.codeRevealed else {
+                            // Never got far enough to learn a code (a port scan, garbage): costs nothing.
+                            quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
+                            continue
+                        }
+                        // The try was taken when the code could first be computed (`run`).
+                        participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
+                                        + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                        if budget.exhausted {
+                            outcome = .failure(.tooManyGuesses(budget.spent))
+                            return
+                        }
+                        if case .protocolFailure(.codesDoNotMatch) = error {
+                            // Most likely a mistyped code: both people had better know now than at --timeout.
+                            guard othersPending() else {
+                                outcome = attempt
+                                return
+                            }
+                            participant.log("still trying the other peers announcing the same code")
+                            continue
+                        }
+                        participant.log("still listening")
+                    }
+                }
+            }
+        } catch {
+            if outcome == nil && !expired.withLockedValue({ $0 }) { throw .io("listener failed: \(error)") }
+        }
+        if let outcome { return try outcome.get() }
+        throw .timedOut("no peer completed an exchange")
+    }
+
+    /// Connects to `host:port` and runs the exchange as the dialer. A refused connection is
+    /// retried every 10 ms until `waitFor` has passed, so both sides can be started in any order.
+    public static func dial(host: String, port: Int, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
+                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+        let address: SocketAddress
+        do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
+            throw .unknownHost(host)
+        }
+        return try await dial(address, label: "\(host):\(port)", stepTimeout: stepTimeout, waitFor: waitFor, participant: participant)
+    }
+
+    /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
+    public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
+                            introduce: (own: [UInt8], peer: [UInt8])? = nil, budget: GuessBudget? = nil,
+                            participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
+        let deadline = now() + Double(waitFor.nanoseconds) / 1e9
+        let connection: Connection
+        switch await connect(to: address, until: deadline, attemptTimeout: { _ in stepTimeout }, pause: .milliseconds(10)) {
+        case .success(let c): connection = c
+        case .failure(let f): throw .unreachable("cannot connect to \(label): \(f.words)")
+        }
+        let session = participant.session(.dialer)
+        do {
+            return try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout, address: label,
+                                 budget: budget, introduce: introduce)
+        } catch {
+            guard let budget else { throw error }
+            switch error {
+            case .tooManyGuesses:
+                // Refused before revealing anything: the last try is held by another pairing in progress.
+                if budget.exhausted { throw error }
+                throw .unreachable("\(label): no tries left while another pairing is in progress")
+            case .declinedLocally, .protocolFailure(.declinedByPeer): break
+            default:
+                // The try was taken when the code could first be computed (`run`).
+                guard session.codeRevealed else { break }
+                participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
+                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                if budget.exhausted { throw .tooManyGuesses(budget.spent) }
+            }
+            throw error
+        }
+    }
+
+    /// The errno behind a socket error, when there is one.
+    static func errno(of error: any Error) -> CInt? {
+        if let e = error as? IOError { return e.errnoCode }
+        if let e = error as? NIOConnectionError { return e.connectionErrors.lazy.compactMap { errno(of: $0.error) }.first }
+        return nil
+    }
+
+    /// A connection error as people say it.
+    static func plainWords(_ error: any Error) -> String {
+        switch errno(of: error) {
+        case ECONNREFUSED?: "connection refused (nothing is listening on that port)"
+        case EHOSTUNREACH?, ENETUNREACH?: "no route to that host"
+        case ETIMEDOUT?: "no answer"
+        default: error is ChannelError && "\(error)".contains("connectTimeout") ? "no answer" : "\(error)"
+        }
+    }
+
+    public static func describe(_ f: ExchangeFailure) -> String {
+        switch f {
+        case .ambiguous(let peers): "\(peers.count) peers are announcing: "
+            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+        case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
+        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
+        case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
+        case .addressInUse(let port): "port \(port) is already in use on this machine"
+        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
+        case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
+        case .timedOut(let w): "timed out: \(w)"
+        case .unreachable(let w): w
+        case .protocolFailure(let e): e.description
+        case .declinedLocally: "the code was not confirmed"
+        case .connectionLost(let w): "connection lost \(w)"
+        case .io(let w): w
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+/// What a person does at the exchange's questions reaches the other side at once (issue 21):
+/// two `meishi exchange` processes on loopback, each on a pseudo-terminal of its own (`script`).
+@Suite(.serialized) struct ExchangePromptTests {
+    static var script: String? {
+        ["/usr/bin/script", "/bin/script"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// `meishi ARGS` on a pseudo-terminal: what it prints (stdout and stderr together, as on a
+    /// screen) arrives on the pipe; what is written to `typing` is what the person types.
+    final class OnTerminal: @unchecked Sendable {
+        let process = Process()
+        let screen = Pipe(), typing = Pipe()
+        private let lock = NSLock()
+        private var text = ""
+
+        init(_ cli: CLI, _ args: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: ExchangePromptTests.script!)
+            let command = ([CLI.binary] + args).map { "'\($0)'" }.joined(separator: " ")
+            process.arguments = ["-q", "-e", "-c", command, "/dev/null"]
+            var env = ProcessInfo.processInfo.environment
+            env["MEISHI_HOME"] = cli.home
+            env["TERM"] = "dumb"
+            process.environment = env
+            process.standardOutput = screen
+            process.standardError = screen
+            process.standardInput = typing
+            screen.fileHandleForReading.readabilityHandler = { [weak self] h in
+                let chunk = String(decoding: h.availableData, as: UTF8.self)
+                self?.lock.withLock { self?.text += chunk }
+            }
+            try process.run()
+        }
+
+        var shown: String { lock.withLock { text } }
+
+        func type(_ line: String) { typing.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+        /// Waits until `pattern` shows (nil after `seconds`).
+        func waitFor(_ pattern: String, seconds: Double = 20) -> String? {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if let r = shown.range(of: pattern, options: .regularExpression) { return String(shown[r]) }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            return nil
+        }
+
+        /// Waits for the exit; false (and the process killed) when it is still running after `seconds`.
+        func exited(within seconds: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            if process.isRunning {
+                process.terminate()
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Ken says "no" at the digits; Mei, still looking at hers, is told at once (her --timeout is
+    /// 120 s: before the change she waited for it, or for her own answer).
+    @Test(.enabled(if: script != nil, "skipped: needs script(1) (util-linux) for the pseudo-terminals"))
+    func aNoAtTheDigitsReachesTheOtherSideAtOnce() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let listener = try OnTerminal(mei, ["exchange", "--listen", "--port", "0", "--timeout", "120"])
+        let port = try #require(listener.waitFor(#"port \d+"#)).split(separator: " ")[1]
+        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", "120"])
+        #expect(dialer.waitFor("same\\? \\[y/N\\]") != nil, "\(dialer.shown)")
+        #expect(listener.waitFor("same\\? \\[y/N\\]") != nil, "\(listener.shown)")
+        dialer.type("n")
+        #expect(dialer.exited(within: 30), "\(dialer.shown)")
+        #expect(listener.exited(within: 30), "the listener still waits after the other person said no:\n\(listener.shown)")
+        #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
+        #expect(listener.process.terminationStatus == 1 && dialer.process.terminationStatus == 1)
+        for cli in [mei, ken] {
+            #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
+        }
+    }
+
+    /// A mistyped --code ends both sides with "the codes do not match", not at --timeout.
+    @Test func aMistypedCodeEndsBothSidesAtOnce() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, _, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-tulip-anchor", "--timeout", "120"])
+        let wrong = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-tulip-ankle", "--timeout", "120"])
+        #expect(wrong.status == 65 && wrong.stderr.contains("the codes do not match"), "\(wrong.stderr)")
+        let deadline = Date().addingTimeInterval(30)
+        while listener.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let stillRunning = listener.isRunning
+        if stillRunning { listener.terminate() }
+        listener.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!stillRunning, "the listener waits for its --timeout after a mismatch:\n\(log)")
+        #expect(listener.terminationStatus == 65 && log.contains("meishi: error: the codes do not match; nothing was stored"), "\(log)")
+    }
+}
