@@ -76,7 +76,12 @@ test: deps
 	@BENCH_QUICK=1 BENCH_BUILD=$(CURDIR)/.build/debug scripts/bench.sh > .build/check-bench.log 2>&1 \
 	  || { tail -30 .build/check-bench.log; echo "make check-bench failed: the whole log is .build/check-bench.log"; exit 1; }
 	@echo "make check-bench: every part of make bench ran (.build/check-bench.log)"
-	$(SWIFT) test
+	@# Two runs: the end-to-end tests wait on processes and sockets from synchronous test
+	@# functions, which holds the threads of Swift's cooperative pool (two on a 2-core machine);
+	@# the in-process protocol tests (MeishiProximityTests: exchanges over loopback sockets driven
+	@# by async tasks) then stalled past their limits when both ran at once.
+	$(SWIFT) test --skip MeishiProximityTests
+	$(SWIFT) test --skip-build --filter MeishiProximityTests
 	@$(MAKE) --no-print-directory check-deb
 
 # libFuzzer + AddressSanitizer on every parser that reads strangers' input, SECONDS each
