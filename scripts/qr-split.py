@@ -17,6 +17,8 @@ and dealt alternately, tune first. Fixed by SEED: rerunning gives the same halve
                                                  meishi scan --raw, zxing-cpp and zbarimg on each
                                                  set and half (qrkit eval; .venv's python):
                                                  codes found, wrong, per-image median ms
+  scripts/qr-split.py cpu MEISHI                 per-image median processor time of meishi scan
+                                                 --raw and zbarimg, per set and half
 """
 import hashlib
 import importlib.util
@@ -125,6 +127,31 @@ def evaluate(meishi, out, halves, only):
           " ms = per-image median, meishi and zbarimg one process per image, zxing-cpp in process)")
 
 
+def cpu(meishi):
+    """Per-image median processor time (user + system, one process per image) of meishi scan --raw
+    and zbarimg, per set and half: less moved by a busy machine than wall time."""
+    import resource
+    import statistics
+
+    def used(argv):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C.UTF-8"))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+    per = {}
+    for name, half, path, stem, f in split():
+        image = os.path.join(path, f)
+        t = per.setdefault(f"{name}-{half}", ([], []))
+        t[0].append(used([meishi, "scan", "--raw", image]))
+        t[1].append(used(["zbarimg", "-q", "--raw", "-Sdisable", "-Sqrcode.enable", image]))
+    every = ([], [])
+    for key, (m, z) in per.items():
+        every[0].extend(m); every[1].extend(z)
+        print(f"{key:26} cpu ms per image, median: meishi {statistics.median(m):6.1f}  zbarimg {statistics.median(z):6.1f}")
+    print(f"{'every image':26} cpu ms per image, median: meishi {statistics.median(every[0]):6.1f}  zbarimg {statistics.median(every[1]):6.1f}")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "list"
     if cmd == "list":
@@ -132,6 +159,8 @@ if __name__ == "__main__":
             print(name, half, os.path.relpath(os.path.join(path, f), ROOT))
     elif cmd == "link":
         print("\n".join(link(sys.argv[2])))
+    elif cmd == "cpu":
+        cpu(os.path.abspath(sys.argv[2]))
     elif cmd == "eval":
         args = sys.argv[2:]
         halves, only = ["tune", "held"], None
