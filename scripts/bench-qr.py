@@ -50,33 +50,40 @@ def norm(t):
     return "\n".join(l.rstrip() for l in t.replace("\r\n", "\n").split("\n")).rstrip()
 
 
+def rejudge(d, set_paths):
+    """scan --raw prints every code on its own line; qrkit's cmd: decoder judges all of stdout as
+    one text: an image holding the labelled code among others is a success (counts in `d` fixed)."""
+    set_dirs = {os.path.basename(p.rstrip("/")): p for p in set_paths}
+    for path, s in d["sets"].items():
+        for item in s["detail"]:
+            for dec, r in item.items():
+                if not isinstance(r, dict) or not dec.startswith("cmd") or r.get("v") != "wrong":
+                    continue
+                lp = os.path.join(set_dirs.get(path, path), item["id"] + ".txt")
+                label = open(lp, encoding="utf-8", newline="").read() if os.path.exists(lp) else None
+                out, lab = norm((r.get("out") or [""])[0]), norm(label or "")
+                if label is not None and (out.startswith(lab + "\n") or out.endswith("\n" + lab) or ("\n" + lab + "\n") in out):
+                    c = s["summary"][dec]
+                    c["wrong"] -= 1
+                    c["ok"] += 1
+                    r["v"] = "ok"
+                    if item.get("category"):
+                        c["by_category"][item["category"]]["ok"] += 1
+                        c["by_category"][item["category"]]["wrong"] -= 1
+
+
 def report(scan_json, set_paths):
     """Per set, per category, real photos apart, and per-image time against zbarimg."""
     d = json.load(open(scan_json))
-    set_dirs = {os.path.basename(p.rstrip("/")): p for p in set_paths}
+    rejudge(d, set_paths)
     short = lambda name: "meishi" if name.startswith("cmd") else name
     tot, real, times, cats = {}, {}, {}, {}
     for path, s in d["sets"].items():
         name = path.rstrip("/").split("/")[-1]
         for item in s["detail"]:
             for dec, r in item.items():
-                if not isinstance(r, dict):
-                    continue
-                times.setdefault(short(dec), []).append(r["ms"])
-                # scan --raw prints every code on its own line; qrkit's cmd: decoder judges all of
-                # stdout as one text: an image holding the labelled code among others is a success.
-                if dec.startswith("cmd") and r.get("v") == "wrong":
-                    lp = os.path.join(set_dirs.get(path, path), item["id"] + ".txt")
-                    label = open(lp, encoding="utf-8", newline="").read() if os.path.exists(lp) else None
-                    out, lab = norm((r.get("out") or [""])[0]), norm(label or "")
-                    if label is not None and (out.startswith(lab + "\n") or out.endswith("\n" + lab) or ("\n" + lab + "\n") in out):
-                        c = s["summary"][dec]
-                        c["wrong"] -= 1
-                        c["ok"] += 1
-                        r["v"] = "ok"
-                        if item.get("category"):
-                            c["by_category"][item["category"]]["ok"] += 1
-                            c["by_category"][item["category"]]["wrong"] -= 1
+                if isinstance(r, dict):
+                    times.setdefault(short(dec), []).append(r["ms"])
         line = f"{name:16}"
         for dec, c in s["summary"].items():
             k = short(dec)

@@ -122,4 +122,66 @@ public enum ImageOps {
         }
         return GrayImage(width: w, height: h, pixels: out)
     }
+
+    /// Threshold per block of `block` × `block` pixels (a hybrid of a local and a global view):
+    /// each block's threshold is the mean of the block means in the 5 × 5 blocks around it, so it
+    /// follows uneven light at the scale of a few blocks; a flat block (its pixels within
+    /// `flatRange` of each other: paper, or a module's inside) takes half its minimum, or the mean
+    /// of its upper and left neighbours' thresholds when that is lower, which keeps a flat dark
+    /// area dark and a flat light one light. Run at several block sizes, it sees codes whose
+    /// modules are a few pixels and codes filling the picture, where one window fits neither.
+    public static func binariseBlocks(_ img: GrayImage, block: Int = 8, flatRange: Int = 24) -> GrayImage {
+        let w = img.width, h = img.height
+        let bw = (w + block - 1) / block, bh = (h + block - 1) / block
+        var means = [Int](repeating: 0, count: bw * bh)
+        img.pixels.withUnsafeBufferPointer { src in
+            for by in 0..<bh {
+                for bx in 0..<bw {
+                    let x0 = bx * block, y0 = by * block
+                    let x1 = min(w, x0 + block), y1 = min(h, y0 + block)
+                    var sum = 0, lo = 255, hi = 0
+                    for y in y0..<y1 {
+                        let row = y * w
+                        for x in x0..<x1 {
+                            let v = Int(src[row + x])
+                            sum += v
+                            if v < lo { lo = v }
+                            if v > hi { hi = v }
+                        }
+                    }
+                    var mean = sum / ((x1 - x0) * (y1 - y0))
+                    if hi - lo <= flatRange {
+                        mean = lo / 2
+                        if bx > 0, by > 0 {
+                            let around = (2 * means[by * bw + bx - 1] + means[(by - 1) * bw + bx] + means[(by - 1) * bw + bx - 1]) / 4
+                            if lo < around { mean = around }
+                        }
+                    }
+                    means[by * bw + bx] = mean
+                }
+            }
+        }
+        var out = [UInt8](repeating: 255, count: w * h)
+        img.pixels.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                for by in 0..<bh {
+                    let cy = min(max(by, 2), max(2, bh - 3))
+                    for bx in 0..<bw {
+                        let cx = min(max(bx, 2), max(2, bw - 3))
+                        var sum = 0, n = 0
+                        for yy in max(0, cy - 2)...min(bh - 1, cy + 2) {
+                            for xx in max(0, cx - 2)...min(bw - 1, cx + 2) { sum += means[yy * bw + xx]; n += 1 }
+                        }
+                        let threshold = sum / n
+                        let x0 = bx * block, y0 = by * block
+                        for y in y0..<min(h, y0 + block) {
+                            let row = y * w
+                            for x in x0..<min(w, x0 + block) where Int(src[row + x]) <= threshold { dst[row + x] = 0 }
+                        }
+                    }
+                }
+            }
+        }
+        return GrayImage(width: w, height: h, pixels: out)
+    }
 }

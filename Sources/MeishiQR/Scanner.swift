@@ -14,8 +14,9 @@ public struct FoundCode: Equatable, Sendable {
 
 /// Finds QR codes with libzbar, on the image as it is and on transformed copies: codes located
 /// by their finder patterns, dark or light, then straightened and redrawn from their module
-/// centres (``FinderLocator``), then the full-resolution photo and locally binarised, smoothed
-/// and upscaled copies. Passes run until every located code is read or the
+/// centres (``FinderLocator``), on a mean-window threshold and, where that leaves a code unread,
+/// on a per-block threshold at two block sizes, then the full-resolution photo and locally
+/// binarised, smoothed and upscaled copies. Passes run until every located code is read or the
 /// time budget is spent; where the locator sees nothing finder-like, the scan ends after zbar's
 /// first look (on a photo, one at every second line). Every code is reported once.
 public enum QRScanner {
@@ -86,6 +87,17 @@ public enum QRScanner {
                     }
                     if !found.isEmpty { break }
                 }
+                // Finders the mean window lost (uneven light, a dark card, modules of a few pixels
+                // beside large ones) or codes it located but could not read: the locator again on
+                // a threshold per block, at two block sizes.
+                if index == 1, l.seen > 0, found.isEmpty || l.unread > 0, !deadline.passed {
+                    let before = found.count
+                    for block in blockSizes(all[0]) where found.count == before && !deadline.passed {
+                        _ = locate(all[0], known: found.map { $0.points }, binarise: { ImageOps.binariseBlocks($0, block: block) },
+                                   deadline: deadline, add: add)
+                    }
+                    if found.count > before && l.unread <= found.count - before { break }
+                }
                 // Past the budget, only a large photo holding a code the locator found but could
                 // not read still gets its full-resolution look.
                 if deadline.passed && !(name == "full-resolution" && l.unread > 0) { break }
@@ -110,13 +122,15 @@ public enum QRScanner {
     /// a code that was read, nor with each other.
     /// Triples whose three centres lie within a code already read (`known`, corners in the
     /// source image's pixels) count as read without being straightened again.
-    /// `windowDivisor` sets the binarisation's window (the shorter side over it).
-    static func locate(_ first: Pass, known: [[(x: Int, y: Int)]] = [], windowDivisor: Int = 16, deadline: CPUDeadline,
+    /// `windowDivisor` sets the binarisation's window (the shorter side over it); `binarise`, when
+    /// given, thresholds instead (``ImageOps/binariseBlocks(_:block:flatRange:)``).
+    static func locate(_ first: Pass, known: [[(x: Int, y: Int)]] = [], windowDivisor: Int = 16,
+                       binarise: ((GrayImage) -> GrayImage)? = nil, deadline: CPUDeadline,
                        add: ([UInt8], [(x: Int, y: Int)], String) -> Void) -> Located {
         guard let (gray, factor) = first.1() else { return Located() }
         var located = Located()
         let readAreas = known.filter { $0.count >= 3 }.map { $0.map { (x: Double($0.x) / factor, y: Double($0.y) / factor) } }
-        let bin = ImageOps.binarise(gray, windowDivisor: windowDivisor)
+        let bin = binarise?(gray) ?? ImageOps.binarise(gray, windowDivisor: windowDivisor)
         let inverted = GrayImage(width: bin.width, height: bin.height, pixels: bin.pixels.map { 255 &- $0 })
         var tried = 0
         let seen = [bin, inverted].map { FinderLocator.finders(in: $0, minimumCount: 1) }
@@ -182,6 +196,15 @@ public enum QRScanner {
             }
         }
         return located
+    }
+
+    /// Block sizes of the per-block threshold for the first pass's image: a block of about a
+    /// two-hundredth of the longer side (modules of a few pixels stay inside a neighbourhood that
+    /// holds both colours), then four times that (a large code's finder centre in one block).
+    static func blockSizes(_ first: Pass) -> [Int] {
+        guard let (gray, _) = first.1() else { return [] }
+        let small = max(4, max(gray.width, gray.height) / 200)
+        return [small, small * 4]
     }
 
     /// Whether (x, y) lies inside the convex polygon `corners` (either winding).

@@ -170,6 +170,45 @@ import Testing
         #expect(QRScanner.scan(image).map { String(decoding: $0.bytes, as: UTF8.self) } == [expected])
     }
 
+    /// The per-block threshold: a code whose light falls to a quarter from one side to the other
+    /// keeps its three finders; a flat light area stays light and the inside of a flat dark one
+    /// dark (a block without contrast takes its threshold from its neighbours).
+    @Test func blockThresholdFollowsTheLightAndKeepsFlatAreas() throws {
+        let m = try QREncoder.encode("BLOCK THRESHOLD", mode: .alphanumeric, correction: .M)
+        let code = QRRender.grayImage(m, scale: 4)
+        let falling = GrayImage(width: code.width, height: code.height, pixels: code.pixels.indices.map { i in
+            let x = Double(i % code.width) / Double(code.width)
+            return UInt8(Double(code.pixels[i]) * (1 - 0.75 * x) * 0.9 + 12)
+        })
+        let finders = FinderLocator.finders(in: ImageOps.binariseBlocks(falling, block: 4))
+        #expect(FinderLocator.triples(finders).first?.dimension == m.size)
+        let light = ImageOps.binariseBlocks(GrayImage(width: 64, height: 64, pixels: [UInt8](repeating: 200, count: 64 * 64)), block: 8)
+        #expect(light.pixels.allSatisfy { $0 == 255 })
+        var square = [UInt8](repeating: 220, count: 96 * 96)
+        for y in 24..<72 { for x in 24..<72 { square[y * 96 + x] = 30 } }
+        let dark = ImageOps.binariseBlocks(GrayImage(width: 96, height: 96, pixels: square), block: 8)
+        #expect(dark.pixels[48 * 96 + 48] == 0 && dark.pixels[4 * 96 + 4] == 255)
+    }
+
+    /// jsQR's japanese-jean-ad photo (Apache-2.0, fixtures/external/SOURCE-jsqr.txt), in grey as
+    /// a JPEG: the mean window locates nothing it can read; a threshold per block does.
+    @Test func readsAPhotoThroughTheBlockThreshold() throws {
+        let image = try ImageDecoder.decode(Array(Fixtures.data("external/jsqr-japanese-jean-ad.jpg")))
+        let expected = Array(try Fixtures.data("external/jsqr-japanese-jean-ad.bin"))  // Shift_JIS
+        #expect(ZBar.scan(image).isEmpty)
+        #expect(Self.located(image).codes.isEmpty)
+        let pass: QRScanner.Pass = ("first", { (image, 1) })
+        var codes: [[UInt8]] = []
+        for block in QRScanner.blockSizes(pass) {
+            _ = QRScanner.locate(pass, binarise: { ImageOps.binariseBlocks($0, block: block) }, deadline: CPUDeadline(after: .seconds(30))) { bytes, _, _ in
+                codes.append(bytes)
+            }
+        }
+        #expect(codes.contains(expected))
+        // A budget a debug build keeps within: what is read, not how fast, is tested here.
+        #expect(QRScanner.scan(image, budget: .seconds(30)).map { $0.bytes } == [expected])
+    }
+
     /// Blur of half a module merges neighbouring modules for zbar and for the locator's
     /// binarisation (its window is a sixteenth of the picture); a window one module around each
     /// centre still tells them apart.
