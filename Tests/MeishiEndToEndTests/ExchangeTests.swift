@@ -228,13 +228,29 @@ import Testing
 
     static var script: String { Fixtures.root.appendingPathComponent("scripts/netns.sh").path }
 
-    /// Holds the machine-wide lock on test namespaces until the returned closure runs: two suites
-    /// (or two checkouts' suites) making namespaces of the same names at once would tear down each
-    /// other's hosts.
+    /// The machine-wide lock on test namespaces, taken by the first namespace test of this
+    /// process and held until the process exits: two test processes (two checkouts' suites) making
+    /// namespaces of the same names at once would tear down each other's hosts. Inside one process
+    /// the tests use distinct names and run side by side as before: a lock taken and released per
+    /// test deadlocked, since a test waiting for it blocks a thread of the cooperative pool that
+    /// the test holding it may need.
+    private static let processWideLock: Int32 = {
+        let fd = open("/tmp/meishi-netns.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Waits at most 10 minutes: a holder that never lets go (a stray process that inherited
+        // the lock) must not hang the suite; the tests then run without it.
+        var waited = 0.0
+        while fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && waited < 600 {
+            Thread.sleep(forTimeInterval: 0.2)
+            waited += 0.2
+        }
+        return fd
+    }()
+
+    /// Takes the namespace lock (`processWideLock`) if this process does not hold it yet; the
+    /// closure returned is kept for the callers' symmetry and releases nothing.
     static func lockNamespaces() -> () -> Void {
-        let fd = open("/tmp/meishi-netns.lock", O_RDWR | O_CREAT, 0o600)
-        if fd >= 0 { _ = flock(fd, LOCK_EX) }
-        return { if fd >= 0 { close(fd) } }
+        _ = processWideLock
+        return {}
     }
 
     /// Creates hosts PREFIX1…PREFIXn with `netns.sh SETUP` and returns their teardown, holding the
