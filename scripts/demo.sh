@@ -42,21 +42,32 @@ step "The main job: they exchange cards over the network (here: loopback), authe
 echo "(Mei's meishi makes up a code and prints it; Ken types it. The code drives a PAKE: no digits"
 echo " to compare, a wrong code fails on both sides, and the contacts are stored as 'met'. Then both"
 echo " machines compare their contacts privately and print the friends they share: Cleo and Dev.)"
-printf '$ %s\n' "meishi --home \$DEMO/mei exchange --listen --port 0 --code &"
-$mei exchange --listen --port 0 --code --timeout 30 > "$work/mei-exchange.out" 2> "$work/mei-exchange.err" &
-port="" code=""
-for _ in $(seq 100); do
-  port=$(grep -oE 'port [0-9]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $2}' || true)
-  code=$(grep -oE 'your code: [0-9]+-[a-z]+-[a-z]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $3}' || true)
-  [ -n "$port" ] && [ -n "$code" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "demo: the listener did not start" >&2; cat "$work/mei-exchange.err" >&2; exit 1; }
-sed 's/^/  /' "$work/mei-exchange.err"
-echo "(first Ken mistypes the code: nothing is stored, and Mei's run counts one spent try)"
+# Mei listens with a fresh code; sets $port and $code.
+start_listener() {
+  printf '$ %s\n' "meishi --home \$DEMO/mei exchange --listen --port 0 --code &"
+  : > "$work/mei-exchange.err"
+  $mei exchange --listen --port 0 --code --timeout 30 > "$work/mei-exchange.out" 2> "$work/mei-exchange.err" &
+  listener=$!
+  port="" code=""
+  for _ in $(seq 100); do
+    port=$(grep -oE 'port [0-9]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $2}' || true)
+    code=$(grep -oE 'your code: [0-9]+-[a-z]+-[a-z]+' "$work/mei-exchange.err" 2>/dev/null | head -1 | awk '{print $3}' || true)
+    [ -n "$port" ] && [ -n "$code" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "demo: the listener did not start" >&2; cat "$work/mei-exchange.err" >&2; exit 1; }
+  sed 's/^/  /' "$work/mei-exchange.err"
+}
+start_listener
+echo "(first Ken mistypes the code: nothing is stored, and both sides end at once saying so)"
 if run $ken exchange --peer "127.0.0.1:$port" --code "$(echo "$code" | cut -d- -f1)-wrong-words"; then
   echo "demo: a wrong code paired!" >&2; exit 1
 fi
+if wait "$listener"; then echo "demo: Mei's side did not notice the wrong code" >&2; exit 1; fi
+echo "(Mei's side:)"
+grep -E "do not match" "$work/mei-exchange.err" | sed 's/^/  /'
+echo "(Mei starts again with a new code, and Ken types it right)"
+start_listener
 run $ken exchange --peer "127.0.0.1:$port" --code "$code"
 wait
 echo "(Mei's side:)"
