@@ -251,7 +251,11 @@ struct Exchange: MeishiCommand {
                         if !quiet { out.note("code \(code) (not compared by a person: --yes)") }
                         return true
                     }
-                    let same = terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ", timeout: remaining())
+                    // Ctrl-C here is a "no" the other side hears at once (issue 21), not a lost connection.
+                    let (same, interrupted) = PromptInterruption.answeringNo {
+                        terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ", timeout: remaining())
+                    }
+                    if interrupted { out.note("interrupted: answered no") }
                     if same { spinner.start("waiting for the other person to confirm…") }
                     if !same, remaining() <= 0 { out.note("no answer within --timeout (\(timeout.seconds)s)") }
                     return same

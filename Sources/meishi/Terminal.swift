@@ -3,6 +3,34 @@ import MeishiCard
 import MeishiCrypto
 import MeishiProximity
 
+/// Ctrl-C while a question is open answers it "no" instead of killing the process, so that the
+/// answer still reaches whoever waits for it (the other side of an exchange): `answeringNo` arms
+/// a SIGINT handler for the duration of its body; `LiveTerminal.ask` returns nil when it fired.
+enum PromptInterruption {
+    nonisolated(unsafe) private static var fired: sig_atomic_t = 0
+    nonisolated(unsafe) private static var armed: sig_atomic_t = 0
+
+    static var requested: Bool { armed != 0 && fired != 0 }
+    static var isArmed: Bool { armed != 0 }
+
+    /// Runs `body` with Ctrl-C turned into a "no" (true in `interrupted` when it was pressed).
+    static func answeringNo<T>(_ body: () -> T) -> (value: T, interrupted: Bool) {
+        fired = 0
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in PromptInterruption.fired = 1 }
+        sigemptyset(&action.sa_mask)
+        var old = sigaction()
+        sigaction(SIGINT, &action, &old)
+        armed = 1
+        defer {
+            armed = 0
+            sigaction(SIGINT, &old, nil)
+        }
+        let value = body()
+        return (value, fired != 0)
+    }
+}
+
 /// The process's controlling terminal: questions on /dev/tty (never on stdout), hidden input.
 struct LiveTerminal: TerminalIO {
     var isInteractive: Bool {
@@ -36,9 +64,13 @@ struct LiveTerminal: TerminalIO {
         var line: [UInt8] = []
         while line.count < 256 {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let wait = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
+            if PromptInterruption.requested { return nil }
+            let left = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
+            // In slices while Ctrl-C may answer the question: the signal can land on any thread.
+            let wait = PromptInterruption.isArmed ? (left < 0 ? 100 : min(left, 100)) : left
             let ready = poll(&pfd, 1, wait)
             if ready < 0 { if errno == EINTR { continue }; return nil }
+            if ready == 0, PromptInterruption.isArmed, left != 0 { continue }
             if ready == 0 {
                 _ = "\n".withCString { Glibc.write(fd, $0, 1) }
                 return nil  // timed out
