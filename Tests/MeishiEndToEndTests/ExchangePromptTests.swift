@@ -60,47 +60,41 @@ import Testing
         }
     }
 
+    /// Mei listens and Ken dials, both on terminals; once both see the digit question, `answer` is
+    /// what Ken does there. Both must end within 30 s, Mei told at once that Ken said the codes
+    /// differ, both exiting 1 with nothing stored. Returns Ken's screen.
+    static func kenAnswersTheDigits(_ answer: (OnTerminal) -> Void) throws -> String {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let listener = try OnTerminal(mei, ["exchange", "--listen", "--port", "0", "--timeout", "120"])
+        let port = try #require(listener.waitFor(#"port \d+"#)).split(separator: " ")[1]
+        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", "120"])
+        #expect(dialer.waitFor("same\\? \\[y/N\\]") != nil, "\(dialer.shown)")
+        #expect(listener.waitFor("same\\? \\[y/N\\]") != nil, "\(listener.shown)")
+        answer(dialer)
+        #expect(dialer.exited(within: 30), "\(dialer.shown)")
+        #expect(listener.exited(within: 30), "the listener still waits after the other person answered:\n\(listener.shown)")
+        #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
+        #expect(listener.process.terminationStatus == 1 && dialer.process.terminationStatus == 1)
+        for cli in [mei, ken] {
+            #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
+        }
+        return dialer.shown
+    }
+
     /// Ken says "no" at the digits; Mei, still looking at hers, is told at once (her --timeout is
     /// 120 s: before the change she waited for it, or for her own answer).
     @Test(.enabled(if: script != nil, "skipped: needs script(1) (util-linux) for the pseudo-terminals"))
     func aNoAtTheDigitsReachesTheOtherSideAtOnce() throws {
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let listener = try OnTerminal(mei, ["exchange", "--listen", "--port", "0", "--timeout", "120"])
-        let port = try #require(listener.waitFor(#"port \d+"#)).split(separator: " ")[1]
-        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", "120"])
-        #expect(dialer.waitFor("same\\? \\[y/N\\]") != nil, "\(dialer.shown)")
-        #expect(listener.waitFor("same\\? \\[y/N\\]") != nil, "\(listener.shown)")
-        dialer.type("n")
-        #expect(dialer.exited(within: 30), "\(dialer.shown)")
-        #expect(listener.exited(within: 30), "the listener still waits after the other person said no:\n\(listener.shown)")
-        #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
-        #expect(listener.process.terminationStatus == 1 && dialer.process.terminationStatus == 1)
-        for cli in [mei, ken] {
-            #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
-        }
+        _ = try Self.kenAnswersTheDigits { $0.type("n") }
     }
 
-    /// Ken presses Ctrl-C at the digits: that is a "no" Mei hears at once ("the other person said
-    /// the codes differ"), not a lost connection; nothing is stored on either side.
+    /// Ken presses Ctrl-C at the digits: that is a "no" Mei hears at once, not a lost connection.
     @Test(.enabled(if: script != nil, "skipped: needs script(1) (util-linux) for the pseudo-terminals"))
     func ctrlCAtTheDigitsIsANoTheOtherSideHears() throws {
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let listener = try OnTerminal(mei, ["exchange", "--listen", "--port", "0", "--timeout", "120"])
-        let port = try #require(listener.waitFor(#"port \d+"#)).split(separator: " ")[1]
-        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", "120"])
-        #expect(dialer.waitFor("same\\? \\[y/N\\]") != nil, "\(dialer.shown)")
-        #expect(listener.waitFor("same\\? \\[y/N\\]") != nil, "\(listener.shown)")
-        dialer.typing.fileHandleForWriting.write(Data([0x03]))  // Ctrl-C on the pseudo-terminal: SIGINT
-        #expect(dialer.exited(within: 30), "\(dialer.shown)")
-        #expect(listener.exited(within: 30), "the listener still waits after the other person pressed Ctrl-C:\n\(listener.shown)")
-        #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
-        #expect(dialer.shown.contains("interrupted: answered no"), "\(dialer.shown)")
-        #expect(listener.process.terminationStatus == 1 && dialer.process.terminationStatus == 1)
-        for cli in [mei, ken] {
-            #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
-        }
+        // Ctrl-C on the pseudo-terminal: SIGINT to meishi.
+        let screen = try Self.kenAnswersTheDigits { $0.typing.fileHandleForWriting.write(Data([0x03])) }
+        #expect(screen.contains("interrupted: answered no"), "\(screen)")
     }
 
     /// A mistyped --code ends both sides with "the codes do not match", not at --timeout.
