@@ -68,7 +68,8 @@ extension MeishiFailure {
         case .emptyPassphrase: self.init("the passphrase is empty", status: .usage)
         case .passphrasesDiffer:
             self.init("the passphrases do not match; nothing was changed", hint: "type the same passphrase twice", status: .permission)
-        case .wrongPassphrase(let path): self.init("wrong passphrase for \(path)", status: .permission)
+        // The seal cannot tell a wrong passphrase from a damaged (cut short, altered) file.
+        case .wrongPassphrase(let path): self.init("wrong passphrase for \(path), or the file is damaged", status: .permission)
         case .cannotDecrypt(let path, let why): self.init("cannot decrypt \(path): \(why)", status: .permission)
         case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
         case .cannotBackUp(let path, let reason): self.init("cannot back up \(path): \(reason)", status: .failure)
