@@ -65,6 +65,13 @@ struct Settings: Sendable {
             throw Self.failure(path, error.line, error.reason, hint: "one 'key = value' a line, text in double quotes; see CONFIGURATION in meishi(1)")
         }
         for entry in file.entries {
+            // The key first: a misspelt key with a bad value is reported as misspelt, not as a
+            // value to quote (the hint then led to "unknown key").
+            guard Self.keys.contains(entry.key) else {
+                let close = Self.keys.filter { Meishi.editDistance($0, entry.key) <= 2 }
+                throw Self.failure(path, entry.line, "unknown key '\(TerminalText.sanitized(entry.key))'",
+                                   hint: close.first.map { "did you mean '\($0)'?" } ?? "the keys are " + Self.keys.joined(separator: ", "))
+            }
             let text: String
             switch entry.value {
             case .string(let s): text = s
@@ -99,9 +106,7 @@ struct Settings: Sendable {
                 guard let v = FriendsMode(argument: text) else { throw bad("must be ecdh, verified, hash or off") }
                 friends = v
             default:
-                let close = Self.keys.filter { Meishi.editDistance($0, entry.key) <= 2 }
-                throw Self.failure(path, entry.line, "unknown key '\(TerminalText.sanitized(entry.key))'",
-                                   hint: close.first.map { "did you mean '\($0)'?" } ?? "the keys are " + Self.keys.joined(separator: ", "))
+                preconditionFailure("key '\(entry.key)' is listed in Settings.keys but not read")
             }
         }
     }

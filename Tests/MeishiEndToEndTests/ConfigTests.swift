@@ -50,6 +50,11 @@ import Testing
         #expect(r.status == 78)
         #expect(r.err == "meishi: error: \(path) line 2: unknown key 'levle'\nmeishi: hint: did you mean 'level'?\n")
         #expect(r.out.isEmpty)
+        // A misspelt key with a value of the wrong kind: still the key (the hint used to say
+        // to quote the value, and following it gave "unknown key").
+        let (unquoted, p2) = try await Self.mei(config: "levle = 3\n")
+        let u = await unquoted("card", "export")
+        #expect(u.err == "meishi: error: \(p2) line 1: unknown key 'levle'\nmeishi: hint: did you mean 'level'?\n", "\(u.err)")
     }
 
     @Test func aBadValueIsCheckedAsItsFlagWouldBe() async throws {
