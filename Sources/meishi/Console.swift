@@ -40,14 +40,17 @@ struct Console: Sendable {
         standardOutput.write(data)
     }
 
+    /// A line break first when a question is still open on the terminal (see `OpenPrompt`).
+    private var lineStart: String { OpenPrompt.close() ? "\n" : "" }
+
     func report(_ failure: MeishiFailure) {
-        var text = message("meishi: error: ", failure.message)
+        var text = lineStart + message("meishi: error: ", failure.message)
         if let hint = failure.hint { text += message("meishi: hint: ", hint) }
         standardError.write(Array(text.utf8))
     }
 
     func warn(_ text: String) {
-        standardError.write(Array(message("meishi: warning: ", text).utf8))
+        standardError.write(Array((lineStart + message("meishi: warning: ", text)).utf8))
     }
 
     /// A step `--verbose` reports.
@@ -56,7 +59,7 @@ struct Console: Sendable {
     }
 
     func note(_ text: String) {
-        standardError.write(Array(message("meishi: ", text).utf8))
+        standardError.write(Array((lineStart + message("meishi: ", text)).utf8))
     }
 
     /// Writes one JSON document (sorted keys, indented) and a newline to standard output.

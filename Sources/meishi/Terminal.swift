@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import MeishiCard
 import MeishiCrypto
@@ -31,6 +32,16 @@ enum PromptInterruption {
     }
 }
 
+/// Whether a question is on the terminal, unanswered, with the cursor at its end: a message
+/// printed then (the other side ended the exchange meanwhile) starts on a line of its own
+/// instead of after "[y/N] " (found by a fresh tester at 100 columns).
+enum OpenPrompt {
+    private static let open = Atomic<Bool>(false)
+    static func set(_ value: Bool) { open.store(value, ordering: .sequentiallyConsistent) }
+    /// True once for an open question, which is then treated as closed by the line break.
+    static func close() -> Bool { open.exchange(false, ordering: .sequentiallyConsistent) }
+}
+
 /// The process's controlling terminal: questions on /dev/tty (never on stdout), hidden input.
 struct LiveTerminal: TerminalIO {
     var isInteractive: Bool {
@@ -60,6 +71,8 @@ struct LiveTerminal: TerminalIO {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         _ = question.withCString { Glibc.write(fd, $0, strlen($0)) }
+        OpenPrompt.set(true)
+        defer { OpenPrompt.set(false) }
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         var line: [UInt8] = []
         while line.count < 256 {
@@ -76,7 +89,10 @@ struct LiveTerminal: TerminalIO {
                 return nil  // timed out
             }
             var byte: UInt8 = 0
-            guard read(fd, &byte, 1) == 1 else { return nil }
+            guard read(fd, &byte, 1) == 1 else {
+                _ = "\n".withCString { Glibc.write(fd, $0, 1) }  // Ctrl-D: the next message starts a line
+                return nil
+            }
             if byte == 0x0A || byte == 0x0D { break }
             line.append(byte)
         }

@@ -78,6 +78,8 @@ import Testing
         #expect(dialer.exited(within: 30), "\(dialer.shown)")
         #expect(listener.exited(within: 30), "the listener still waits after the other person answered:\n\(listener.shown)")
         #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
+        // Her question is still open when Ken's answer ends it: the message starts a line of its own.
+        #expect(!listener.shown.contains("[y/N] meishi"), "\(listener.shown)")
         #expect(listener.process.terminationStatus == 1, "\(listener.shown)")
         #expect(dialer.process.terminationStatus == 1, "\(dialer.shown)")
         for cli in [mei, ken] {
