@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import MeishiCard
 import MeishiCrypto
+import MeishiText
 
 /// How much a stored contact is to be believed.
 public enum Trust: String, CaseIterable, Comparable, Sendable, DatabaseValueConvertible {

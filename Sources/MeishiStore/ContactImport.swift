@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MeishiCard
+import MeishiText
 
 /// An unsigned card to import, with the key it is stored under when it becomes a new contact:
 /// `unsigned:` and the DID it claims, or a digest of its name, email and phone (never a

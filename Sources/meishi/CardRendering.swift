@@ -1,6 +1,7 @@
 import MeishiCard
 import MeishiKit
 import MeishiStore
+import MeishiText
 
 /// How cards and contacts look on the terminal and in JSON: one definition for every command.
 enum CardRendering {

@@ -2,6 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 import MeishiStore
+import MeishiText
 
 struct ContactsList: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.",

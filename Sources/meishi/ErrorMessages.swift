@@ -6,6 +6,7 @@ import MeishiKit
 import MeishiProximity
 import MeishiQR
 import MeishiStore
+import MeishiText
 
 /// The words, hints and exit statuses of every failure: the one place that names flags and commands.
 ///

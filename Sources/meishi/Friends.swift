@@ -2,6 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 import MeishiStore
+import MeishiText
 
 struct Friends: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
