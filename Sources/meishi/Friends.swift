@@ -75,17 +75,12 @@ struct FriendsCommon: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
-              completion: .custom(ContactCompletion.refs))
-    var ref: String
-
-    @Flag(help: "Print the result as JSON.")
-    var json = false
+    @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (contact, found) = try global.session(ctx).contacts.commonFriends(of: ref)
+        let (contact, found) = try global.session(ctx).contacts.commonFriends(of: options.ref)
         let seenSince = found.map { contact.lastSeen > $0.at } ?? false
-        if json {
+        if options.json {
             // Every key is present either way; a contact never compared has nulls.
             ctx.out.json(.object([
                 "contact": .object(["id": .number(Double(contact.id ?? 0)), "name": contact.name.map(JSONValue.string) ?? .null,
