@@ -69,41 +69,6 @@ public struct EarlierValues: Equatable, Sendable {
     public let fields: [FieldName: [String]]
 }
 
-/// One difference between the card a contact held and the newer card that replaced it.
-public enum FieldChange: Equatable, Sendable {
-    /// Values of the field the older card did not have (`count` of them).
-    case added(FieldName, count: Int)
-    /// A single-valued field holds another value.
-    case changed(FieldName)
-    /// Values of the field the newer card no longer shares; `all` when it shares none of it.
-    case withdrawn(FieldName, count: Int, all: Bool)
-    /// The card is shared at another level.
-    case level(from: DisclosureLevel, to: DisclosureLevel)
-
-    /// The changes from `old` (fields and level) to `new`, in field order.
-    public static func between(_ old: [FieldName: [String]], _ oldLevel: DisclosureLevel,
-                               and new: [FieldName: [String]], _ newLevel: DisclosureLevel) -> [FieldChange] {
-        var out: [FieldChange] = []
-        for field in Set(old.keys).union(new.keys).sorted() {
-            let before = (old[field] ?? []).map { Contact.normalized(field, $0) }, after = (new[field] ?? []).map { Contact.normalized(field, $0) }
-            if !field.isMultiValued {
-                switch (before.first, after.first) {
-                case (nil, _?): out.append(.added(field, count: 1))
-                case (_?, nil): out.append(.withdrawn(field, count: 1, all: true))
-                case (let b?, let a?) where a != b: out.append(.changed(field))
-                default: break
-                }
-                continue
-            }
-            let added = after.filter { !before.contains($0) }.count, gone = before.filter { !after.contains($0) }.count
-            if added > 0 { out.append(.added(field, count: added)) }
-            if gone > 0 { out.append(.withdrawn(field, count: gone, all: after.isEmpty)) }
-        }
-        if oldLevel != newLevel { out.append(.level(from: oldLevel, to: newLevel)) }
-        return out
-    }
-}
-
 extension ContactStore {
     /// The signed cards the contact `id` sent, newest first (by signed timestamp).
     public func history(of id: Int64) throws(StoreError) -> [ReceivedCard] {
