@@ -91,18 +91,10 @@ extension ContactStore {
     }
 
     static func earlierValues(of contact: Contact, history: [ReceivedCard]) -> [EarlierValues] {
-        var have: [FieldName: Set<String>] = [:]
-        for (f, values) in contact.fields { have[f] = Set(values.map { Contact.normalized(f, $0) }) }
         var out: [EarlierValues] = []
         for card in history where !(card.cardTimestamp == contact.cardTimestamp && card.payload == contact.payload) {
-            var found: [FieldName: [String]] = [:]
-            for field in card.fields.keys.sorted() {
-                if !field.isMultiValued, have[field] != nil { continue }
-                for v in card.fields[field]! where !(have[field]?.contains(Contact.normalized(field, v)) ?? false) {
-                    found[field, default: []].append(v)
-                    have[field, default: []].insert(Contact.normalized(field, v))
-                }
-            }
+            // What neither the current card nor a newer earlier card already says.
+            let found = missing(card.fields, from: [contact.fields] + out.map(\.fields))
             if !found.isEmpty { out.append(EarlierValues(card: card, fields: found)) }
         }
         return out
