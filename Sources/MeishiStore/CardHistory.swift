@@ -40,12 +40,8 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         received = row["received"]
         cardTimestamp = row["cardTimestamp"]
         let damaged = { (why: String) in StoreError.damaged("card #\(row["id"] as Int64? ?? 0) of contact #\(row["contactId"] as Int64? ?? 0): \(why)") }
-        guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
-        trust = t
-        guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }
-        level = l
-        guard let f = (row["fields"] as String?).flatMap(FieldsColumn.decode) else { throw damaged("the fields column is not valid") }
-        fields = f
+        let card = try CardColumns(row: row, damaged: damaged)
+        (fields, level, trust) = (card.fields, card.level, card.trust)
     }
 
     public func encode(to container: inout PersistenceContainer) {
@@ -53,11 +49,9 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         container["contactId"] = contactID
         container["payload"] = payload
         container["source"] = source
-        container["trust"] = trust
         container["received"] = received
         container["cardTimestamp"] = cardTimestamp
-        container["level"] = level
-        container["fields"] = FieldsColumn.encode(fields)
+        CardColumns(fields: fields, level: level, trust: trust).encode(to: &container)
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
