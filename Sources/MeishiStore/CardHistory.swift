@@ -10,7 +10,7 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
     public var contactID: Int64
     /// The signed card exactly as it arrived (the JSON payload or the QR text).
     public var payload: Data
-    /// How it came: `exchange`, `qr`, `file`, `stdin`.
+    /// How it came: `exchange`, `qr`, `file`, `stdin`, `solidarity` (as `Contact.source`).
     public var source: String
     public var trust: Trust
     /// When it was stored (Unix seconds); for the cards a store held before the history was

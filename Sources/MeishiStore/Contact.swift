@@ -36,7 +36,9 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var fields: [FieldName: [String]]
     public var level: DisclosureLevel
     public var trust: Trust
-    /// Where the card came from: `file`, `stdin`, `exchange`, `qr`, `qr-vcard`, `qr-mecard`.
+    /// Where the card came from: `exchange`; `file` or `stdin` (`contacts add`); `vcard` or `stdin`
+    /// (`contacts import`); `qr`, `qr-vcard`, `qr-mecard` or `qr-solidarity` (`scan`); `solidarity`
+    /// (a verified Solidarity card).
     public var source: String
     /// When this DID was first and last stored (Unix seconds).
     public var firstSeen: Int64
