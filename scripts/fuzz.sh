@@ -116,7 +116,7 @@ run() {
     # swiftc adds coverage for -sanitize=fuzzer only when it links, not to modules it compiles
     # with -c as SwiftPM does: name the instrumentation libFuzzer reads. SwiftPM does not rebuild
     # a module when only -Xswiftc flags change, so meishi's own sources are touched to rebuild them.
-    touch Sources/{MeishiCard,MeishiCrypto,MeishiProximity,MeishiQR,MeishiFuzz,meishi-fuzz}/*.swift
+    touch Sources/{MeishiText,MeishiCard,MeishiCrypto,MeishiProximity,MeishiQR,MeishiFuzz,meishi-fuzz}/*.swift
     swift build -c release --product meishi-fuzz --sanitize fuzzer --sanitize address -Xswiftc -DFUZZING \
         -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
         --scratch-path .build-fuzz 2>&1 | grep -v "ld.gold: warning: Cannot export local symbol" | tail -3

@@ -138,7 +138,7 @@ License: ISC and OpenSSL and SSLeay
 
 LICENCES
   echo "License: Unicode-3.0"
-  indent < Sources/MeishiCard/Unicode/LICENSE-Unicode.txt
+  indent < Sources/MeishiText/Unicode/LICENSE-Unicode.txt
 } > "$doc/copyright"
 
 # Static-Built-Using: the source packages whose archives are inside the binary (Debian policy 7.8).

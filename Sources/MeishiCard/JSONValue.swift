@@ -1,3 +1,5 @@
+import MeishiText
+
 /// A JSON value as RFC 8259 defines it. Objects keep their members in the order parsed, but
 /// equality ignores that order.
 ///

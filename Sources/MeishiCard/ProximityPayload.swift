@@ -1,4 +1,5 @@
 import MeishiCrypto
+import MeishiText
 
 /// The value of one field in a payload: a string, or an array for multi-valued fields.
 public enum FieldValue: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MeishiText
 
 // The Solidarity phone app's QR formats (docs/PROTOCOL.md section 6): its signed "didSigned"
 // card, a compact JWS (ES256) of a W3C credential; its unsigned plaintext envelope and contact

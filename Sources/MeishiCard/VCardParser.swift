@@ -1,4 +1,5 @@
 import Foundation
+import MeishiText
 
 /// One parameter of a content line: `TYPE=work,voice` or a vCard 2.1 bare `WORK`.
 public struct VCardParameter: Equatable, Sendable {

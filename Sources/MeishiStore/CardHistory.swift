@@ -10,7 +10,7 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
     public var contactID: Int64
     /// The signed card exactly as it arrived (the JSON payload or the QR text).
     public var payload: Data
-    /// How it came: `exchange`, `qr`, `file`, `stdin`.
+    /// How it came: `exchange`, `qr`, `file`, `stdin`, `solidarity` (as `Contact.source`).
     public var source: String
     public var trust: Trust
     /// When it was stored (Unix seconds); for the cards a store held before the history was
@@ -40,12 +40,8 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         received = row["received"]
         cardTimestamp = row["cardTimestamp"]
         let damaged = { (why: String) in StoreError.damaged("card #\(row["id"] as Int64? ?? 0) of contact #\(row["contactId"] as Int64? ?? 0): \(why)") }
-        guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
-        trust = t
-        guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }
-        level = l
-        guard let f = (row["fields"] as String?).flatMap(FieldsColumn.decode) else { throw damaged("the fields column is not valid") }
-        fields = f
+        let card = try CardColumns(row: row, damaged: damaged)
+        (fields, level, trust) = (card.fields, card.level, card.trust)
     }
 
     public func encode(to container: inout PersistenceContainer) {
@@ -53,11 +49,9 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         container["contactId"] = contactID
         container["payload"] = payload
         container["source"] = source
-        container["trust"] = trust
         container["received"] = received
         container["cardTimestamp"] = cardTimestamp
-        container["level"] = level
-        container["fields"] = FieldsColumn.encode(fields)
+        CardColumns(fields: fields, level: level, trust: trust).encode(to: &container)
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -67,41 +61,6 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
 public struct EarlierValues: Equatable, Sendable {
     public let card: ReceivedCard
     public let fields: [FieldName: [String]]
-}
-
-/// One difference between the card a contact held and the newer card that replaced it.
-public enum FieldChange: Equatable, Sendable {
-    /// Values of the field the older card did not have (`count` of them).
-    case added(FieldName, count: Int)
-    /// A single-valued field holds another value.
-    case changed(FieldName)
-    /// Values of the field the newer card no longer shares; `all` when it shares none of it.
-    case withdrawn(FieldName, count: Int, all: Bool)
-    /// The card is shared at another level.
-    case level(from: DisclosureLevel, to: DisclosureLevel)
-
-    /// The changes from `old` (fields and level) to `new`, in field order.
-    public static func between(_ old: [FieldName: [String]], _ oldLevel: DisclosureLevel,
-                               and new: [FieldName: [String]], _ newLevel: DisclosureLevel) -> [FieldChange] {
-        var out: [FieldChange] = []
-        for field in Set(old.keys).union(new.keys).sorted() {
-            let before = (old[field] ?? []).map { Contact.normalized(field, $0) }, after = (new[field] ?? []).map { Contact.normalized(field, $0) }
-            if !field.isMultiValued {
-                switch (before.first, after.first) {
-                case (nil, _?): out.append(.added(field, count: 1))
-                case (_?, nil): out.append(.withdrawn(field, count: 1, all: true))
-                case (let b?, let a?) where a != b: out.append(.changed(field))
-                default: break
-                }
-                continue
-            }
-            let added = after.filter { !before.contains($0) }.count, gone = before.filter { !after.contains($0) }.count
-            if added > 0 { out.append(.added(field, count: added)) }
-            if gone > 0 { out.append(.withdrawn(field, count: gone, all: after.isEmpty)) }
-        }
-        if oldLevel != newLevel { out.append(.level(from: oldLevel, to: newLevel)) }
-        return out
-    }
 }
 
 extension ContactStore {
@@ -126,18 +85,10 @@ extension ContactStore {
     }
 
     static func earlierValues(of contact: Contact, history: [ReceivedCard]) -> [EarlierValues] {
-        var have: [FieldName: Set<String>] = [:]
-        for (f, values) in contact.fields { have[f] = Set(values.map { Contact.normalized(f, $0) }) }
         var out: [EarlierValues] = []
         for card in history where !(card.cardTimestamp == contact.cardTimestamp && card.payload == contact.payload) {
-            var found: [FieldName: [String]] = [:]
-            for field in card.fields.keys.sorted() {
-                if !field.isMultiValued, have[field] != nil { continue }
-                for v in card.fields[field]! where !(have[field]?.contains(Contact.normalized(field, v)) ?? false) {
-                    found[field, default: []].append(v)
-                    have[field, default: []].insert(Contact.normalized(field, v))
-                }
-            }
+            // What neither the current card nor a newer earlier card already says.
+            let found = missing(card.fields, from: [contact.fields] + out.map(\.fields))
             if !found.isEmpty { out.append(EarlierValues(card: card, fields: found)) }
         }
         return out

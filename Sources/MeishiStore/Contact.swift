@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import MeishiCard
 import MeishiCrypto
+import MeishiText
 
 /// How much a stored contact is to be believed.
 public enum Trust: String, CaseIterable, Comparable, Sendable, DatabaseValueConvertible {
@@ -35,7 +36,9 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var fields: [FieldName: [String]]
     public var level: DisclosureLevel
     public var trust: Trust
-    /// Where the card came from: `file`, `stdin`, `exchange`, `qr`, `qr-vcard`, `qr-mecard`.
+    /// Where the card came from: `exchange`; `file` or `stdin` (`contacts add`); `vcard` or `stdin`
+    /// (`contacts import`); `qr`, `qr-vcard`, `qr-mecard` or `qr-solidarity` (`scan`); `solidarity`
+    /// (a verified Solidarity card).
     public var source: String
     /// When this DID was first and last stored (Unix seconds).
     public var firstSeen: Int64
@@ -94,9 +97,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["did"] = did
         container["name"] = name
         container["org"] = org
-        container["fields"] = FieldsColumn.encode(fields)
-        container["level"] = level
-        container["trust"] = trust
+        CardColumns(fields: fields, level: level, trust: trust).encode(to: &container)
         container["source"] = source
         container["firstSeen"] = firstSeen
         container["lastSeen"] = lastSeen
@@ -130,13 +131,8 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         org = row["org"]
         let rowID: Int64 = row["id"] ?? 0
         func damaged(_ why: String) -> StoreError { .damaged("contact #\(rowID): \(why)") }
-        guard let json: String = row["fields"] else { throw damaged("no fields") }
-        guard let decoded = FieldsColumn.decode(json) else { throw damaged("the fields column is not valid") }
-        fields = decoded
-        guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }
-        level = l
-        guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
-        trust = t
+        let card = try CardColumns(row: row, damaged: damaged)
+        (fields, level, trust) = (card.fields, card.level, card.trust)
         source = row["source"]
         firstSeen = row["firstSeen"]
         lastSeen = row["lastSeen"]
@@ -223,6 +219,31 @@ public enum FieldsColumn {
             out[name] = values
         }
         return out
+    }
+}
+
+/// What a card said and how far it is believed: the columns a contact row and each row of its
+/// card history (`ReceivedCard`) share, read (every value checked) and written here only.
+struct CardColumns {
+    var fields: [FieldName: [String]]
+    var level: DisclosureLevel
+    var trust: Trust
+
+    func encode(to container: inout PersistenceContainer) {
+        container["fields"] = FieldsColumn.encode(fields)
+        container["level"] = level
+        container["trust"] = trust
+    }
+}
+
+extension CardColumns {
+    /// The columns of `row`; a missing or damaged one throws `damaged(why)`, never reads as empty.
+    init(row: Row, damaged: (String) -> StoreError) throws {
+        guard let json: String = row["fields"] else { throw damaged("no fields") }
+        guard let f = FieldsColumn.decode(json) else { throw damaged("the fields column is not valid") }
+        guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }
+        guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
+        self.init(fields: f, level: l, trust: t)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MeishiCard
+import MeishiText
 
 /// An unsigned card to import, with the key it is stored under when it becomes a new contact:
 /// `unsigned:` and the DID it claims, or a digest of its name, email and phone (never a
@@ -159,24 +160,6 @@ extension ContactStore {
             sharing.append(SharedValue(field: v.0, value: v.1, contactID: id, contactName: row["name"]))
         }
         return (nil, sharing)
-    }
-
-    /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
-    static func missing(_ incoming: [FieldName: [String]], from existing: [[FieldName: [String]]]) -> [FieldName: [String]] {
-        var out: [FieldName: [String]] = [:]
-        for (field, values) in incoming {
-            let have = Set(existing.flatMap { $0[field] ?? [] }.map { Contact.normalized(field, $0) })
-            if field.isMultiValued {
-                var seen = have
-                for v in values where !seen.contains(Contact.normalized(field, v)) {
-                    seen.insert(Contact.normalized(field, v))
-                    out[field, default: []].append(v)
-                }
-            } else if have.isEmpty, let v = values.first {
-                out[field] = [v]
-            }
-        }
-        return out
     }
 
     static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,

@@ -4,6 +4,7 @@ internal import GRDBSQLite
 import Logging
 import MeishiCard
 import MeishiCrypto
+import MeishiText
 
 /// Failures of the contact store.
 public enum StoreError: Error, Equatable, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MeishiCard
+import MeishiText
 
 /// Every migration of the store, in the order they run.
 ///

@@ -34,9 +34,21 @@ final class Agent: RememberedKeys, @unchecked Sendable {
         } catch {
             // The unlock worked; only the remembering did not: said once, not an error.
             let console = lock.withLock { () -> Console? in defer { failure = error }; return failure == nil ? self.console : nil }
-            console?.warn(MeishiFailure.cannotRemember(error))
+            console?.warn(Agent.cannotRemember(error))
         }
     }
 
     func forget(named name: String) { SessionKeyring.remove(name: name) }
+}
+
+extension Agent {
+    /// The agent could not keep a key (the unlock itself worked).
+    static func cannotRemember(_ failure: SessionKeyring.Failure) -> String {
+        switch failure {
+        case .unavailable(let e):
+            "the passphrase is not remembered: no session keyring (\(String(cString: strerror(e)))); it will be asked again"
+        case .refused(let e):
+            "the passphrase is not remembered: the kernel refused the key (\(String(cString: strerror(e)))); it will be asked again"
+        }
+    }
 }

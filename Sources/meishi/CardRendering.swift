@@ -1,6 +1,7 @@
 import MeishiCard
 import MeishiKit
 import MeishiStore
+import MeishiText
 
 /// How cards and contacts look on the terminal and in JSON: one definition for every command.
 enum CardRendering {
@@ -200,15 +201,35 @@ extension Console {
         // `maximumLookAlikes` lines per card.
         defer {
             if others.count > Self.lookAlikesWarnedPerContact {
-                warn(MeishiFailure.moreLookAlikes(others.count - Self.lookAlikesWarnedPerContact, of: who, id: c.id ?? 0))
+                warn(CardRendering.moreLookAlikes(others.count - Self.lookAlikesWarnedPerContact, of: who, id: c.id ?? 0))
             }
         }
         for other in others.prefix(Self.lookAlikesWarnedPerContact) {
             if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
-                warn(MeishiFailure.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
+                warn(CardRendering.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
             } else {
-                warn(MeishiFailure.impersonating(who: who, other: other, sharing: sharing))
+                warn(CardRendering.impersonating(who: who, other: other, sharing: sharing))
             }
         }
+    }
+}
+
+/// Possible impersonation, naming the newcomer (the warnings `warnConflicts` prints).
+extension CardRendering {
+    /// `who` (just stored) is the newcomer.
+    static func impersonating(who: String, other: Contact, sharing: String) -> String {
+        "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
+    }
+
+    /// More look-alikes of `who` (#`id`) than are warned about one by one (`n` or more: a
+    /// contact records the first `ContactStore.maximumLookAlikes`).
+    static func moreLookAlikes(_ n: Int, of who: String, id: Int64) -> String {
+        "\(who) (#\(id)) also shares its name or email with \(n) or more other contacts: see 'meishi contacts show \(id)'"
+    }
+
+    /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.
+    static func impersonatedBy(other: Contact, of who: String, id: Int64, sharing: String) -> String {
+        "contact #\(other.id ?? 0) \(Console.safe(other.name ?? other.did)) (\(other.did)), stored later, uses the same \(sharing) as "
+            + "\(who) (#\(id)) under a different key: #\(other.id ?? 0) may be impersonating them"
     }
 }

@@ -33,7 +33,7 @@ struct CardSet: SynchronousCommand {
             guard let old else {
                 try card.set(field, arguments.value, level: arguments.level)
                 let v = card.fields[field]![0]
-                let next = field == .name && card.valueCount == 1 ? "\n" + MeishiFailure.nextAfterName(global.home) : ""
+                let next = field == .name && card.valueCount == 1 ? "\n" + Self.nextAfterName(global.home) : ""
                 let shown = CardRendering.multiline(v.value, indent: field.rawValue.count + 3)
                 return "\(field) = \(shown) (\(v.level.rawValue))" + (held.count > 1 ? ", replacing all \(held.count) values" : "") + next
             }
@@ -42,5 +42,16 @@ struct CardSet: SynchronousCommand {
             return "\(field) = \(CardRendering.multiline(v.value, indent: field.rawValue.count + 3)) (\(v.level.rawValue)), "
                 + "replacing \(Console.safe(old))"
         }
+    }
+}
+
+extension CardSet {
+    /// After the first `card set name`: what to do next.
+    static func nextAfterName(_ home: String?) -> String {
+        let m = Init.meishi(home)
+        return """
+            next: \(m) card add email you@example.org   (then: \(m) card show)
+            then: \(m) exchange with someone nearby, or \(m) card qr to show your card
+            """
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import MeishiCard
 import MeishiKit
+import MeishiText
 
 struct CardShow: SynchronousCommand {
     static let configuration = CommandConfiguration(

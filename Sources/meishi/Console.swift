@@ -1,4 +1,5 @@
 import MeishiCard
+import MeishiText
 
 /// Everything commands print goes through here: results on standard output; errors, warnings
 /// and notes on standard error.

@@ -97,6 +97,19 @@ struct ContactsExport: SynchronousCommand {
 
     /// One note per contact whose kept properties could not be written.
     static func noteDropped(_ dropped: [ContactExport.Dropped], _ ctx: Context) {
-        for d in dropped { ctx.out.note(MeishiFailure.exportDropped(d.contact, d.omissions)) }
+        for d in dropped { ctx.out.note(Self.exportDropped(d.contact, d.omissions)) }
+    }
+}
+
+/// `contacts export`'s notes.
+extension ContactsExport {
+    /// Kept properties of `contact` that a vCard cannot hold.
+    static func exportDropped(_ contact: Contact, _ omissions: [VCardOmission]) -> String {
+        let binary = omissions.filter { $0.reason == .binaryAsText }.map(\.property)
+        let second = omissions.filter { $0.reason == .second }.map(\.property)
+        var why: [String] = []
+        if !binary.isEmpty { why.append("\(binary.joined(separator: ", ")) (binary data an earlier meishi imported as text)") }
+        if !second.isEmpty { why.append("a second \(second.joined(separator: ", ")) (a vCard holds one; the store keeps both)") }
+        return "#\(contact.id ?? 0) \(CardRendering.name(contact.name)): left out " + Console.safe(why.joined(separator: " and "))
     }
 }

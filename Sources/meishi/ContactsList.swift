@@ -2,6 +2,7 @@ import ArgumentParser
 import MeishiCard
 import MeishiKit
 import MeishiStore
+import MeishiText
 
 struct ContactsList: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts, sorted by name.",
@@ -60,7 +61,7 @@ struct ContactsList: SynchronousCommand {
         }
         for line in DisplayWidth.table(table) { ctx.out.line(line) }
         if found.contains(where: Self.isNewcomer) {
-            let legend = MeishiFailure.flaggedLegend
+            let legend = Self.flaggedLegend
             for line in cut ? DisplayWidth.wrapped(legend, to: ctx.terminal.width ?? .max) : [legend] { ctx.out.line(line) }
         }
     }
@@ -72,4 +73,9 @@ struct ContactsList: SynchronousCommand {
     private func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
         cut ? DisplayWidth.truncated(Console.safe(s), to: width) : Console.safe(s)
     }
+}
+
+extension ContactsList {
+    /// The line under a table that marks look-alikes with `!` (`contacts list`, `friends`).
+    static let flaggedLegend = "! possible impersonation: came after another contact with the same name or email (see 'meishi contacts show ID')"
 }

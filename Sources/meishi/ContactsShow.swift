@@ -17,16 +17,11 @@ struct ContactsShow: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
-              completion: .custom(ContactCompletion.refs))
-    var ref: String
-
-    @Flag(help: "Print the result as JSON.")
-    var json = false
+    @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (c, earlier) = try global.session(ctx).contacts.show(ref)
-        guard json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier)) }
+        let (c, earlier) = try global.session(ctx).contacts.show(options.ref)
+        guard options.json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier)) }
         ctx.out.json(CardRendering.json(c, earlier: earlier))
     }
 }

@@ -21,16 +21,11 @@ struct ContactsSplit: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
-              completion: .custom(ContactCompletion.refs))
-    var ref: String
-
-    @Flag(help: "Print the result as JSON.")
-    var json = false
+    @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let s = try global.session(ctx).contacts.split(ref)
-        if json {
+        let s = try global.session(ctx).contacts.split(options.ref)
+        if options.json {
             ctx.out.json(.object(["remaining": CardRendering.json(s.remaining), "separated": CardRendering.json(s.separated),
                                   "removed": CardRendering.fields(s.removed), "mergesLeft": .number(Double(s.mergesLeft))]))
             return

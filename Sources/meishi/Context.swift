@@ -93,7 +93,7 @@ struct Context: Sendable {
     func readNote(_ text: String, example: String) throws -> String {
         var note = text
         if text == "-" {
-            if terminal.isInteractive { out.note(MeishiFailure.waitingForStandardInput("the note", example: example)) }
+            if terminal.isInteractive { out.note(Self.waitingForStandardInput("the note", example: example)) }
             // Up to the limit, a newline and one byte more: past that, only "over the limit" is known.
             let limit = MessageEnvelope.maximumTextBytes + 1
             let bytes = try readStandardInput(limit)
@@ -164,5 +164,12 @@ struct HomeSession {
     func loadIdentity() throws(MeishiError) -> Identity {
         step("secret key \(home.secretKeyPath)")
         return try identities.load(passphrases: ctx.passphrases)
+    }
+}
+
+extension Context {
+    /// The note shown while meishi waits for standard input on a terminal.
+    static func waitingForStandardInput(_ what: String, example: String = "meishi scan - < photo.png") -> String {
+        "waiting for \(what) on standard input (Ctrl-D ends it; e.g. \(example))"
     }
 }

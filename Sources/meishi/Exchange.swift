@@ -321,3 +321,54 @@ struct Exchange: MeishiCommand {
         }
     }
 }
+
+/// The words of the message phase of `meishi exchange` (`--message`).
+enum MessageWording {
+    static func report(_ m: ExchangeMessageOutcome, peer: String, _ out: Console) {
+        if m.withheld {
+            out.line("Message not sent: nobody compared the code here (--yes); send it later with 'meishi send'")
+        }
+        switch m.sent {
+        case .stored?: out.line("Message delivered to \(peer)")
+        case .duplicate?: out.line("Message delivered to \(peer) (they had it already)")
+        case .refused(let reason)?: out.line("Message not delivered: \(reason.description)")
+        case nil: break
+        }
+        switch m.received {
+        case .stored?, .duplicate?: out.line("Message from \(peer): read it with 'meishi inbox'")
+        case .refused(let reason)?: out.line("A message from \(peer) was refused: \(reason.description)")
+        case nil: break
+        }
+        if let failure = m.failure { out.line("Messages: \(describe(failure)); the card exchange itself completed") }
+    }
+
+    static func describe(_ f: ExchangeMessageFailure) -> String {
+        switch f {
+        case .notSealed(let why): "our message could not be sealed (\(why))"
+        case .protocolViolation(let e): e.description
+        case .connectionLost(let why): why
+        }
+    }
+
+    static func json(_ m: ExchangeMessageOutcome) -> JSONValue {
+        func verdict(_ v: MessageVerdict?) -> JSONValue {
+            switch v {
+            case .stored?: .string("stored")
+            case .duplicate?: .string("duplicate")
+            case .refused?: .string("refused")
+            case nil: .null
+            }
+        }
+        func reason(_ v: MessageVerdict?) -> JSONValue {
+            if case .refused(let r)? = v { return .string(r.description) }
+            return .null
+        }
+        return .object([
+            "sent": m.withheld ? .string("withheld") : verdict(m.sent),
+            "sentReason": m.withheld ? .string("nobody compared the code here (--yes)") : reason(m.sent),
+            "id": m.sentEnvelope.map { .string(Base64URL.encode($0.id)) } ?? .null,
+            "received": verdict(m.received), "receivedReason": reason(m.received),
+            "failure": m.failure.map { .string(describe($0)) } ?? .null,
+        ])
+    }
+}

@@ -1,7 +1,9 @@
 import ArgumentParser
 import MeishiCard
 import MeishiKit
+import MeishiProximity
 import MeishiStore
+import MeishiText
 
 struct Friends: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,7 +59,7 @@ struct FriendsList: SynchronousCommand {
         }
         for line in DisplayWidth.table(table) { ctx.out.line(line) }
         if rows.contains(where: { $0.shared == nil }) { ctx.out.note(FriendsWording.neverComparedLegend) }
-        if rows.contains(where: { ContactsList.isNewcomer($0.contact) }) { ctx.out.note(MeishiFailure.flaggedLegend) }
+        if rows.contains(where: { ContactsList.isNewcomer($0.contact) }) { ctx.out.note(ContactsList.flaggedLegend) }
     }
 }
 
@@ -74,17 +76,12 @@ struct FriendsCommon: SynchronousCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
-              completion: .custom(ContactCompletion.refs))
-    var ref: String
-
-    @Flag(help: "Print the result as JSON.")
-    var json = false
+    @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (contact, found) = try global.session(ctx).contacts.commonFriends(of: ref)
+        let (contact, found) = try global.session(ctx).contacts.commonFriends(of: options.ref)
         let seenSince = found.map { contact.lastSeen > $0.at } ?? false
-        if json {
+        if options.json {
             // Every key is present either way; a contact never compared has nulls.
             ctx.out.json(.object([
                 "contact": .object(["id": .number(Double(contact.id ?? 0)), "name": contact.name.map(JSONValue.string) ?? .null,
@@ -107,5 +104,64 @@ struct FriendsCommon: SynchronousCommand {
         ctx.out.note("compared with \(CardRendering.name(contact.name)) by \(found.mode) on \(CardRendering.date(found.at))")
         if found.deletedSince > 0 { ctx.out.note(FriendsWording.deletedSince(found.deletedSince)) }
         if seenSince { ctx.out.note(FriendsWording.seenSince(contact.lastSeen)) }
+    }
+}
+
+/// The words of the common-friends phase (`meishi exchange`) and of `meishi friends`.
+enum FriendsWording {
+    static let neverCompared = "never compared: no exchange with it ran a common-friends comparison"
+    static let neverComparedShort = "never compared"
+    static let neverComparedLegend = "never compared: added by QR, file or import, or no exchange with it compared contacts"
+
+    /// "Common friends (2): Cleo Park, Dev Rao", or "Common friends: none", in my names for them.
+    static func list(_ friends: [Contact]) -> String {
+        guard !friends.isEmpty else { return "Common friends: none" }
+        // Ids where two friends share a name (or one is a flagged look-alike), so they can be told apart.
+        let names = friends.map { CardRendering.name($0.name) }
+        return "Common friends (\(friends.count)): " + zip(friends, names).map { c, n in
+            names.filter { $0 == n }.count > 1 || !CardRendering.lookAlikeMark(c).isEmpty
+                ? "\(n) (#\(c.id ?? 0)\(CardRendering.lookAlikeMark(c)))" : n
+        }.joined(separator: ", ")
+    }
+
+    static func json(_ c: Contact) -> JSONValue {
+        .object(["id": .number(Double(c.id ?? 0)), "name": c.name.map(JSONValue.string) ?? .null, "did": .string(c.did)])
+    }
+
+    /// "2 common friends (ecdh; 1 deleted since; may be out of date)", a line of `meishi friends`.
+    static func count(_ n: Int, mode: String?, deletedSince: Int, seenSince: Bool) -> String {
+        "\(n) common friend\(n == 1 ? "" : "s") (\(mode ?? "?")" + (deletedSince > 0 ? "; \(deletedSince) deleted since" : "")
+            + (seenSince ? "; may be out of date" : "") + ")"
+    }
+
+    /// Found by the comparison, deleted since: re-adding does not bring them back.
+    static func deletedSince(_ n: Int) -> String {
+        "\(n) more \(n == 1 ? "was" : "were") found then but deleted from your contacts since "
+            + "(re-adding does not bring \(n == 1 ? "it" : "them") back: exchange again to compare anew)"
+    }
+
+    /// The last exchange with the contact skipped the comparison: the list is older than it.
+    static func seenSince(_ lastSeen: Int64) -> String {
+        "seen again on \(CardRendering.date(lastSeen)) without a comparison: this list may be out of date"
+    }
+
+    /// Why the comparison did not run; the other side says the mirror image.
+    static func skipped(_ why: CommonFriendsSkip) -> String {
+        switch why {
+        case .offHere: "not compared: --friends off"
+        case .offByPeer: "not compared: the other side uses --friends off"
+        case .unauthenticatedHere:
+            "not compared: nobody compared the code here (--yes); compare the code or use --code to compare contacts"
+        case .unauthenticatedByPeer:
+            "not compared: nobody compared the code on the other side (--yes there); compare it or use --code"
+        case .ourSetTooLarge(let n, let limit):
+            "not compared: your set of \(n) (contacts, and their emails and phones with --match) exceeds the other side's --max-set \(limit)"
+        case .peerSetTooLarge(let n, let limit):
+            "not compared: the other side's set of \(n) (contacts, and their emails and phones with --match) exceeds --max-set \(limit)"
+        }
+    }
+
+    static func failed(_ e: CommonFriendsError) -> String {
+        "not compared: \(e.description); the card exchange itself completed"
     }
 }

@@ -63,12 +63,12 @@ struct Init: SynchronousCommand {
             ctx.out.json(.object(obj))
             return
         }
-        if let backup { ctx.out.note(MeishiFailure.previousKeyKept(backup)) }
+        if let backup { ctx.out.note(Self.previousKeyKept(backup)) }
         ctx.out.line("""
             created identity \(pub.did)
             fingerprint  \(pub.fingerprint)
             secret key   \(session.home.secretKeyPath)\(passphrase ? " (encrypted)" : "")
-            \(MeishiFailure.nextAfterInit(global.home))
+            \(Self.nextAfterInit(global.home))
             """)
     }
 
@@ -96,13 +96,49 @@ struct Init: SynchronousCommand {
             ctx.out.json(.object(obj))
             return
         }
-        if let backup { ctx.out.note(MeishiFailure.previousKeyKept(backup)) }
-        for note in MeishiFailure.restoreNotes(installed, cardPath: session.home.cardPath) { ctx.out.note(note) }
-        if !SecureFile.exists(session.home.cardPath) { ctx.out.note(MeishiFailure.backupHoldsNoCard) }
+        if let backup { ctx.out.note(Self.previousKeyKept(backup)) }
+        for note in Self.restoreNotes(installed, cardPath: session.home.cardPath) { ctx.out.note(note) }
+        if !SecureFile.exists(session.home.cardPath) { ctx.out.note(Self.backupHoldsNoCard) }
         ctx.out.line("""
             restored identity \(pub.did)
             fingerprint  \(pub.fingerprint)
             secret key   \(session.home.secretKeyPath)\(encrypted ? " (encrypted with the backup's passphrase)" : "")
             """)
     }
+}
+
+/// What `init` prints besides failures: the next step, and what a restore kept or moved.
+extension Init {
+    /// `meishi` as the person runs it: with `--home DIR` when they gave one.
+    static func meishi(_ home: String?) -> String {
+        guard let home else { return "meishi" }
+        return "meishi --home " + (home.contains(where: { " '\"$\\".contains($0) }) ? "'\(home.replacingOccurrences(of: "'", with: "'\\''"))'" : home)
+    }
+
+    static func nextAfterInit(_ home: String?) -> String { "next: \(meishi(home)) card set name \"Your Name\"" }
+
+    /// The key files a replacement renamed.
+    static func previousKeyKept(_ backup: String) -> String {
+        let suffix = backup.range(of: ".bak-").map { String(backup[$0.lowerBound...]) } ?? ""
+        return "previous identity kept as \(backup) (its other key files too, with the same \(suffix) suffix)"
+    }
+
+    /// What a restore moved aside or back, one note each.
+    static func restoreNotes(_ installed: IdentityStore.Installed, cardPath: String) -> [String] {
+        var notes: [String] = []
+        if !installed.setAside.isEmpty {
+            notes.append("the previous identity's " + installed.setAside.map { $0.hasPrefix(cardPath) ? "card" : "store" }
+                .joined(separator: " and ") + " (not the restored one's) kept as " + installed.setAside.joined(separator: " and "))
+        }
+        if !installed.broughtBack.isEmpty {
+            notes.append("brought back this identity's card and store set aside earlier: " + installed.broughtBack.joined(separator: " and "))
+        }
+        if !installed.keptAsideForIt.isEmpty {
+            notes.append("this identity's card or store from before is kept as " + installed.keptAsideForIt.joined(separator: " and ")
+                         + ": move it back by hand to use it")
+        }
+        return notes
+    }
+
+    static let backupHoldsNoCard = "a backup holds the identity, not the card: set yours with 'meishi card set name \"Your Name\"'"
 }

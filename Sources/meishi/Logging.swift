@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MeishiCard
+import MeishiText
 
 /// A swift-log handler that writes `meishi: debug: …` lines to standard error.
 struct StderrLogHandler: LogHandler {

@@ -43,6 +43,17 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
+/// One contact named by REF, and `--json`: what `contacts show`, `contacts split` and
+/// `friends common` take after the global options.
+struct OneContactOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("Contact id, DID or unique DID prefix, or unique name match.", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
+    var ref: String
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+}
+
 extension LoggingSystem {
     nonisolated(unsafe) private static var bootstrapped = false
     static func bootstrapOnce(level: Logger.Level, sink: Sink) {

@@ -20,13 +20,13 @@ struct TerminalPassphrases: PassphraseSource {
     }
 
     /// Only a person at a terminal may mistype; a passphrase from the environment is tried once.
-    var tries: Int { environment["MEISHI_PASSPHRASE"] == nil ? MeishiFailure.passphraseTries : 1 }
+    var tries: Int { environment["MEISHI_PASSPHRASE"] == nil ? Self.passphraseTries : 1 }
 
     func passphrase(forKeyAt path: String) -> SecureBytes? { passphrase(forKeyAt: path, attempt: 1) }
 
     func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes? {
         if let p = environment["MEISHI_PASSPHRASE"] { return SecureBytes(copying: Array(p.utf8)) }
-        return terminal.readHidden(MeishiFailure.passphrasePrompt(path, attempt: attempt))
+        return terminal.readHidden(Self.passphrasePrompt(path, attempt: attempt))
     }
 
     func newPassphrase() throws(MeishiError) -> SecureBytes? {
@@ -44,7 +44,7 @@ struct TerminalPassphrases: PassphraseSource {
     }
 
     private func warnIfShort(_ characters: Int) {
-        if characters < MeishiFailure.shortPassphrase { console.warn(MeishiFailure.passphraseIsShort(characters)) }
+        if characters < Self.shortPassphrase { console.warn(Self.passphraseIsShort(characters)) }
     }
 }
 
@@ -53,4 +53,20 @@ struct GivenPassphrases: PassphraseSource {
     let value: SecureBytes?
     func passphrase(forKeyAt path: String) -> SecureBytes? { value }
     func newPassphrase() throws(MeishiError) -> SecureBytes? { value }
+}
+
+/// The passphrase prompts and the warning for a short new passphrase.
+extension TerminalPassphrases {
+    /// Passphrases a person at a terminal may try on one key.
+    static let passphraseTries = 3
+    /// Shorter new passphrases get a warning.
+    static let shortPassphrase = 8
+
+    static func passphrasePrompt(_ path: String, attempt: Int) -> String {
+        attempt == 1 ? "passphrase for \(path): " : "wrong passphrase, try again (\(attempt) of \(passphraseTries)): "
+    }
+
+    static func passphraseIsShort(_ characters: Int) -> String {
+        "the passphrase has \(characters) character\(characters == 1 ? "" : "s"); \(shortPassphrase) or more, or a few words, resist guessing far better"
+    }
 }

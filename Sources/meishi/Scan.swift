@@ -75,7 +75,7 @@ struct Scan: SynchronousCommand {
             defer { report.append(.object(entry)) }
             let codes: [ScannedCode]
             do throws(MeishiError) {
-                if file == "-", ctx.terminal.isInteractive { ctx.out.note(MeishiFailure.waitingForStandardInput("an image")) }
+                if file == "-", ctx.terminal.isInteractive { ctx.out.note(Context.waitingForStandardInput("an image")) }
                 session.step("reading \(file == "-" ? "standard input" : file)")
                 let bytes = try ctx.readAtMost(file, limit: QRService.maximumFileBytes)
                 if bytes.isEmpty {
@@ -118,7 +118,7 @@ struct Scan: SynchronousCommand {
                 var obj = codeJSON(code)
                 do { try handle(code, file: file, session: session, into: &obj) } catch let f as MeishiFailure {
                     if holdsACard, case .other = code.content {
-                        if !json { ctx.out.note(MeishiFailure.otherCodeBesideCard(file: file, text: code.text)) }
+                        if !json { ctx.out.note(Self.otherCodeBesideCard(file: file, text: code.text)) }
                     } else {
                         fail(f)
                     }
@@ -224,5 +224,13 @@ struct Scan: SynchronousCommand {
         let p = card.payload
         out.line("valid card from \(CardRendering.name(p.displayName)) (\(own ? "your own card; " : "")not stored: --dry-run)\n"
                  + CardRendering.block(CardRendering.fields(of: p), rows: [("did", p.senderDID)]))
+    }
+}
+
+extension Scan {
+    /// The note for a QR code beside a card that is not one.
+    static func otherCodeBesideCard(file: String, text: String) -> String {
+        let preview = text.count > 80 ? String(text.prefix(80)) + "…" : text
+        return "\(file): also holds a QR code that is not a card, left alone: \"\(Console.safe(preview))\""
     }
 }

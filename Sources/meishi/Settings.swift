@@ -3,6 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiKit
 import MeishiProximity
+import MeishiText
 
 /// Defaults a person sets once in `$XDG_CONFIG_HOME/meishi/config` (`~/.config/meishi/config`)
 /// instead of typing the same flags every time; a flag on the command line wins. The file is a

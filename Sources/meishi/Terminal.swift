@@ -3,6 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiCrypto
 import MeishiProximity
+import MeishiText
 
 /// Ctrl-C while a question is open answers it "no" instead of killing the process, so that the
 /// answer still reaches whoever waits for it (the other side of an exchange): `answeringNo` arms

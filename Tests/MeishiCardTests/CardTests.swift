@@ -83,15 +83,6 @@ import Testing
     }
 }
 
-@Suite struct TerminalTextTests {
-    @Test func escapesControlsAndBidi() {
-        #expect(TerminalText.sanitized("Mei\u{1B}[2J") == "Mei\\u{1B}[2J")
-        #expect(TerminalText.sanitized("a\u{202E}b\u{2066}") == "a\\u{202E}b\\u{2066}")
-        #expect(TerminalText.sanitized("line\nbreak\u{9B}") == "line\\u{A}break\\u{9B}")
-        #expect(TerminalText.sanitized("田中 芽衣 😀") == "田中 芽衣 😀")
-    }
-}
-
 @Suite struct PayloadShapeTests {
     static let base: [String: JSONValue] = [
         "version": .number(1), "shareId": .string("0f8fad5b-d9cb-469f-a165-70867728950e"),

@@ -2,89 +2,11 @@ import Foundation
 import Testing
 import MeishiCrypto
 @testable import MeishiCard
+import MeishiText
 
-/// What peer text may do: terminal escapes, invisible characters, look-alike names, member names
-/// that are canonically equivalent to real ones, NUL (issue 8, section 4).
+/// What peer text may do inside a card: member names that are canonically equivalent to real
+/// ones, NUL (issue 8, section 4; terminal escapes and look-alike names: MeishiTextTests).
 @Suite struct PeerTextTests {
-    // MARK: Terminal text
-
-    @Test func controlsBidiAndInvisiblesAreEscaped() {
-        #expect(TerminalText.sanitized("a\u{1B}]0;x\u{7}b") == "a\\u{1B}]0;x\\u{7}b")
-        #expect(TerminalText.sanitized("\u{9B}31m") == "\\u{9B}31m")
-        #expect(TerminalText.sanitized("gnp\u{202E}exe") == "gnp\\u{202E}exe")
-        #expect(TerminalText.sanitized("Alice\u{200B}") == "Alice\\u{200B}")
-        #expect(TerminalText.sanitized("Al\u{2060}ice\u{FEFF}") == "Al\\u{2060}ice\\u{FEFF}")
-        #expect(TerminalText.sanitized("Alice\u{E0041}\u{E007F}") == "Alice\\u{E0041}\\u{E007F}")
-        #expect(TerminalText.sanitized("so\u{AD}ft \u{3164}") == "so\\u{AD}ft \\u{3164}")
-        #expect(TerminalText.sanitized("nul\u{0}cut") == "nul\\u{0}cut")
-        #expect(TerminalText.sanitized("two\nlines") == "two\\u{A}lines")
-        #expect(TerminalText.sanitized("two\nlines\r", keepingNewlines: true) == "two\nlines\\u{D}")
-        // Plain text of every script passes unchanged.
-        for plain in ["Mei Tanaka", "田中 芽衣", "Ελένη", "Алиса", "😀", "❤️"] { #expect(TerminalText.sanitized(plain) == plain) }
-    }
-
-    @Test func joinersStayInsideTextAndAreEscapedElsewhere() {
-        let family = "👨\u{200D}👩\u{200D}👧"
-        #expect(TerminalText.sanitized(family) == family)
-        let persian = "می\u{200C}خواهم"
-        #expect(TerminalText.sanitized(persian) == persian)
-        #expect(TerminalText.sanitized("Al\u{200D}ice") == "Al\\u{200D}ice")
-        #expect(TerminalText.sanitized("Alice\u{200C}") == "Alice\\u{200C}")
-        #expect(TerminalText.sanitized("\u{200D}😀") == "\\u{200D}😀")
-        #expect(TerminalText.sanitized("😀\u{200D}\u{200D}😀") == "😀\\u{200D}\\u{200D}😀")
-    }
-
-    @Test func sanitisingTwiceIsSanitisingOnce() {
-        for s in ["a\u{1B}[31mb", "Alice\u{200B}\u{E0041}", "\u{202E}x\ny\u{0}", "plain", "\\u{1B} typed by hand"] {
-            let once = TerminalText.sanitized(s)
-            #expect(TerminalText.sanitized(once) == once)
-            #expect(TerminalText.sanitized(once, keepingNewlines: true) == once)
-            #expect(!once.unicodeScalars.contains(where: TerminalText.isEscaped))
-        }
-    }
-
-    // MARK: Names
-
-    @Test(arguments: ["Alice", "Alice\u{200B}", "\u{410}lice", "Ａｌｉｃｅ", "aLiCe", "ALICE", "Al\u{2060}ice\u{FEFF}",
-                      " Alice ", "Alice\u{E0041}", "\u{1D400}lice", "A\u{217C}ice", "\u{391}lice", "\u{430}lice\u{200D}"])
-    func lookAlikesShareTheFoldedSkeletonOfAlice(_ name: String) {
-        #expect(NameSkeleton.folded(name) == NameSkeleton.folded("Alice"), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
-        #expect(NameSkeleton.confusable(name, "Alice"))
-    }
-
-    @Test func aCapitalILooksLikeASmallL() {
-        #expect(NameSkeleton.asTyped("AIice") == NameSkeleton.asTyped("Alice"))
-        #expect(NameSkeleton.confusable("AIice", "Alice"))
-        #expect(NameSkeleton.confusable("PayPaI", "PayPal"))
-        // Each key is an equivalence of its own: the union does not make i and l one letter.
-        #expect(!NameSkeleton.confusable("Aiice", "Alice"))
-    }
-
-    @Test func honestlyDifferentNamesDiffer() {
-        for other in ["Alicia", "Alice Tanaka", "Bob", "Alive", "Ali ce", "アリス", "\u{200B}"] {
-            #expect(!NameSkeleton.confusable(other, "Alice"), "\(other)")
-        }
-        #expect(NameSkeleton.confusable("Mei  Tanaka", "mei tanaka"))
-        #expect(NameSkeleton.confusable("Straße", "STRASSE"))
-        #expect(NameSkeleton.folded("\u{200B}\u{200D}") == "")
-        #expect(!NameSkeleton.confusable("\u{200B}", "\u{200D}"))
-        #expect(NameSkeleton.confusablesVersion == "13.0.0")
-    }
-
-    @Test func theASCIIFastPathComputesTheSameKeys() {
-        var rng = SystemRandomNumberGenerator()
-        let alphabet = Array(0x09...0x7E).map { Character(Unicode.Scalar(UInt8($0))) }
-        var samples = ["Alice", "ALICE", "AIice", "m1l0 |x|", "100% sure", "  Mei\tTanaka  ", "\"quoted\" `tick`", ""]
-        for _ in 0..<500 { samples.append(String((0..<Int.random(in: 1...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })) }
-        for s in samples {
-            let folded = NameSkeleton.spaced(NameSkeleton.mapped(s.precomposedStringWithCompatibilityMapping
-                .folding(options: [.caseInsensitive], locale: nil)).folding(options: [.caseInsensitive], locale: nil))
-            let typed = NameSkeleton.spaced(NameSkeleton.mapped(s.precomposedStringWithCompatibilityMapping))
-            #expect(NameSkeleton.folded(s) == folded, "\(s.debugDescription)")
-            #expect(NameSkeleton.asTyped(s) == typed, "\(s.debugDescription)")
-        }
-    }
-
     // MARK: Member names are bytes
 
     @Test func kelvinSignIsNotK() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MeishiCard
+import MeishiText
 
 /// The vCard parser against what real address books write, and against hostile input.
 @Suite struct VCardParserTests {

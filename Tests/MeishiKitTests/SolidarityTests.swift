@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import MeishiCard
+import MeishiText
 import MeishiCrypto
 @testable import MeishiKit
 

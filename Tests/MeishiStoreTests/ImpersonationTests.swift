@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import MeishiCard
+import MeishiText
 @testable import MeishiStore
 
 /// The impersonation check compares names by confusable skeleton; NUL never reaches the store.

@@ -1,5 +1,6 @@
 import MeishiCard
 import MeishiCrypto
+import MeishiText
 
 /// `--friends`: how two peers compare their contacts after the cards (docs/PROTOCOL.md §8).
 /// Ordered from least to most private; a session runs the most private mode either side asked for.

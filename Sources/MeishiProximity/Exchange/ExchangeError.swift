@@ -1,4 +1,5 @@
 import MeishiCard
+import MeishiText
 
 /// Why an exchange session ended early. No case carries key material.
 public enum ExchangeError: Error, Equatable, Sendable {

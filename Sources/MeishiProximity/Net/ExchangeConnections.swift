@@ -1,5 +1,6 @@
 import MeishiCard
 import MeishiCrypto
+import MeishiText
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix

@@ -1,0 +1,62 @@
+import MeishiCard
+import MeishiKit
+import MeishiProximity
+
+/// Ephemeral messages: a note refused before sending, and a delivery that failed.
+extension MeishiFailure {
+    /// A note that cannot go to a contact (`init(_: MeishiError)` routes them here).
+    init(message e: MeishiError) {
+        switch e {
+        case .cannotMessage(let id, let name, .unsigned):
+            self.init("#\(id) \(name) is an unsigned contact: a message needs the key of a signed card",
+                      hint: "swap cards with 'meishi exchange' first", status: .dataError)
+        case .cannotMessage(let id, let name, .noKey):
+            self.init("#\(id) \(name) has no message key on their card", hint: "swap cards with 'meishi exchange' again", status: .dataError)
+        case .cannotMessage(_, let did, .yourself):
+            self.init("\(did) is your own identity: a note goes to a contact", hint: "list your contacts with 'meishi contacts list'",
+                      status: .usage)
+        default: preconditionFailure("not a message failure: \(e)")
+        }
+    }
+
+    /// A note on standard input longer than could be read (its size is not known).
+    static let noteOverLimit = MeishiFailure("the note on standard input is over the \(MessageEnvelope.maximumTextBytes)-byte limit",
+                                             hint: "shorten it, or send a link to the rest", status: .dataError)
+
+    init(_ e: MessageEnvelopeError) {
+        switch e {
+        case .textTooLong(let n):
+            self.init("the note is \(n) bytes, over the \(MessageEnvelope.maximumTextBytes)-byte limit",
+                      hint: "shorten it, or send a link to the rest", status: .dataError)
+        case .emptyText: self.init("the note is empty", status: .dataError)
+        case .nulCharacter: self.init("the note holds a NUL character", status: .dataError)
+        case .badLifetime(let s): self.init("a message lives 1 s to 7 days, not \(s) s", hint: "pass --ttl 1h, 24h or 7d", status: .usage)
+        case .tooLarge(let n): self.init("the message is \(n) bytes, over the \(MessageEnvelope.maximumSize)-byte limit", status: .dataError)
+        case .malformed(let why): self.init("not a meishi message: \(why)", status: .dataError)
+        case .authenticationFailed: self.init("the message does not open: not sealed by its sender for you", status: .dataError)
+        }
+    }
+
+    /// Nothing answered at `send --peer`: the multicast hint would not help.
+    static func notDeliveredToPeer(_ why: String) -> MeishiFailure {
+        MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
+                      hint: "is 'meishi listen' running there, on that port? it prints its port when it starts", status: .notDelivered)
+    }
+
+    init(_ f: MessageDeliveryFailure) {
+        let text = f.description
+        switch f {
+        case .notDelivered:
+            self.init(text, hint: "is 'meishi listen' running on the other machine? where multicast is blocked, use --peer HOST:PORT",
+                      status: .notDelivered)
+        case .refused(.unknownSender), .refused(.unsignedSender):
+            self.init(text, hint: "they need your signed card first: swap cards with 'meishi exchange'", status: .dataError)
+        case .refused(.expired): self.init(text, hint: "check this computer's clock", status: .dataError)
+        case .refused: self.init(text, status: .dataError)
+        case .handshakeFailed: self.init(text, hint: "someone else may be listening at that address", status: .protocolError)
+        case .unknownHost: self.init(text, hint: "check the name, or give the other machine's IP address", status: .noInput)
+        case .addressInUse: self.init(text, hint: "is another 'meishi listen' running? use --port 0 for any free port", status: .unavailable)
+        case .io: self.init(text, status: .failure)
+        }
+    }
+}

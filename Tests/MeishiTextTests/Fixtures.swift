@@ -1,0 +1,1 @@
+../Shared/Fixtures.swift
