@@ -33,7 +33,7 @@ public struct ExchangeParticipant: Sendable {
 extension ExchangeParticipant {
     /// A new session in `role`, bound to our code when we have one.
     func session(_ role: ExchangeSession.Role) -> ExchangeSession {
-        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) })
+        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) }, phases: phases())
     }
 }
 

@@ -124,7 +124,7 @@ public final class ExchangeMessagePhase: PostCardPhase, @unchecked Sendable {
         return "message phase: \(mine), \(theirs)" + (outcome.failure == nil ? "" : "; broke off")
     }
 
-    public func start(_ context: PostCardContext) async -> [PostCardMessage] {
+    public func start(_ context: PostCardContext) -> [PostCardMessage] {
         guard case .notStarted = state else { preconditionFailure("the message phase starts once") }
         var envelope: MessageEnvelope?
         do {
@@ -142,7 +142,7 @@ public final class ExchangeMessagePhase: PostCardPhase, @unchecked Sendable {
                 ?? PostCardMessage(type: MessageFrame.none, content: [])]
     }
 
-    public func receive(_ message: PostCardMessage) async -> [PostCardMessage] {
+    public func receive(_ message: PostCardMessage) -> [PostCardMessage] {
         guard case .running(let peer, let ours, let heardPeer) = state else {
             return interrupted(.unexpected(.unexpectedMessage("post-card message \(message.type) after the message phase")))
         }

@@ -40,14 +40,23 @@ public enum PostCardInterruption: Error, Equatable, Sendable {
     case connectionLost(String)
 }
 
+/// Work a phase needs done off the session before it can go on, such as the common-friends
+/// blinding computed ahead on another task: the driver awaits `run`, then feeds `.workDone`.
+public struct PostCardWork: Sendable {
+    public let run: @Sendable () async -> Void
+    public init(_ run: @escaping @Sendable () async -> Void) { self.run = run }
+}
+
 /// A phase that runs after both ACKs on the session's sealed channel (docs/PROTOCOL.md §8): the
-/// driver (`ExchangeTransport.drive`) sends what `start` returns, then feeds it each message of
+/// session (`ExchangeSession.handle`) sends what `start` returns, then gives it each message of
 /// its `innerTypes` and sends what it answers until `isFinished`; any other frame interrupts it.
 /// A phase never throws: a peer breaking its rules ends it with an outcome it keeps (read it from
-/// `ExchangeResult.phase(_:)`), and the cards stay stored whatever happens here.
+/// `ExchangeResult.phase(_:)`), and the cards stay stored whatever happens here. A phase has no
+/// sockets and never waits: what it needs from outside it asks for as `awaiting` work.
 ///
 /// Adding a phase is a type conforming to this, an inner-type range of its own in PROTOCOL §8's
-/// table, its place in `ExchangeParticipant.phases` and the wording of its outcome.
+/// table, its place in the list of phases the application gives the session, and the wording of
+/// its outcome.
 ///
 /// A phase object belongs to one session and is used by that session's task alone.
 public protocol PostCardPhase: AnyObject, Sendable {
@@ -58,12 +67,21 @@ public protocol PostCardPhase: AnyObject, Sendable {
     /// One line on how it went, for `--verbose`.
     var summary: String { get }
     /// The first messages to send (none when the phase waits for the peer).
-    func start(_ context: PostCardContext) async -> [PostCardMessage]
+    func start(_ context: PostCardContext) -> [PostCardMessage]
     /// A message of the peer of one of `innerTypes`; returns the messages to send.
-    func receive(_ message: PostCardMessage) async -> [PostCardMessage]
-    /// The phase has its outcome: the driver goes on to the next.
+    func receive(_ message: PostCardMessage) -> [PostCardMessage]
+    /// Work to be done before the phase goes on (nil: none); once done, `resume` is called.
+    var awaiting: PostCardWork? { get }
+    /// The work asked for is done; returns the messages to send.
+    func resume() -> [PostCardMessage]
+    /// The phase has its outcome: the session goes on to the next.
     var isFinished: Bool { get }
     /// Ends the phase with `reason` as its outcome; returns what to tell the peer (sent only
     /// for `.unexpected`).
     func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage]
+}
+
+extension PostCardPhase {
+    public var awaiting: PostCardWork? { nil }
+    public func resume() -> [PostCardMessage] { [] }
 }
