@@ -15,6 +15,8 @@ extension ExchangeSession {
         case personAnswered(Bool)
         /// Our card, signed just now (after `.signCard`), and the key that signed it.
         case cardSigned(SignedCard, Ed25519.SigningKey)
+        /// The peer's stream broke the framing (a frame over the size limit): nothing more can be read.
+        case badFrame(ExchangeError)
         /// The `.perform` work is done.
         case workDone
         /// The limit of the last `.arm` passed.
@@ -127,6 +129,8 @@ extension ExchangeSession {
         case .cardSigned(let card, let key):
             let frame = self.card(card, signedBy: key)
             return [.send(frame), .trace("sent my card, signed now (\(card.bytes.count) bytes)")]
+        case .badFrame(let e):
+            throw e
         case .workDone:
             return []
         case .timerFired:
@@ -243,6 +247,9 @@ extension ExchangeSession {
                 _ = phase.interrupted(.broken(error))
                 out = []
             }
+        case .badFrame(let e):
+            _ = phase.interrupted(.broken(e))
+            out = []
         case .workDone:
             out = seal(phase.resume())
         case .timerFired, .connectionClosed:

@@ -31,10 +31,15 @@ extension ExchangeTransport {
                 let (requests, want) = AsyncStream.makeStream(of: Void.self)
                 let reader = Task {
                     var frames = FrameReader(iterator: inbound.makeAsyncIterator())
+                    // The stream ends with the connection: later asks read `.connectionClosed(nil)`.
+                    defer { feed.finish() }
                     for await _ in requests {
                         do {
                             guard let frame = try await frames.next() else { break }
                             feed.yield(.frame(frame))
+                        } catch let e as ExchangeError {
+                            feed.yield(.badFrame(e))
+                            return
                         } catch {
                             feed.yield(.connectionClosed(error: "\(error)"))
                             return
