@@ -76,7 +76,10 @@ enum SessionFuzz {
                                            elements: { _ in CommonFriendsElements(dids: elements, extras: []) })
         let messages = ExchangeMessages(
             authenticated: true,
-            outgoing: { _ in try note.map { try MessageEnvelope(parsing: $0) } },
+            outgoing: { _ throws(MessageEnvelopeError) in
+                guard let note else { return nil }
+                return try MessageEnvelope(parsing: note)
+            },
             incoming: { bytes, _ in (try? MessageEnvelope(parsing: bytes)) == nil ? .refused(.malformed) : .stored })
         let session = ExchangeSession(role: role, verifier: CardVerifier(clock: { FuzzTarget.now }), binding: binding,
                                       phases: [CommonFriendsExchangePhase(request), ExchangeMessagePhase(messages)])

@@ -675,7 +675,7 @@ enum FriendsWording {
     }
 
     static func failed(_ e: CommonFriendsError) -> String {
-        "not compared: \(e.description); the card exchange itself completed"
+        "not compared: \(ExchangeWording.describe(e)); the card exchange itself completed"
     }
 }
 
@@ -701,9 +701,9 @@ enum MessageWording {
 
     static func describe(_ f: ExchangeMessageFailure) -> String {
         switch f {
-        case .notSealed(let why): "our message could not be sealed (\(why))"
+        case .notSealed(let why): "our message could not be sealed (\(ExchangeWording.describe(why)))"
         case .protocolViolation(let e): e.description
-        case .connectionLost(let why): why
+        case .connectionLost(let loss): ExchangeTransport.describe(.connectionLost(loss))
         }
     }
 

@@ -256,12 +256,12 @@ struct Exchange: MeishiCommand {
         }
         let outcome: ExchangeService.Outcome
         do {
-            outcome = try await ExchangeService(home: session.home).run(
-                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
-                timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
+            let request = ExchangeService.Request(
+                endpoint: endpoint, code: exchangeCode, level: level, only: try fields?.names, timeoutSeconds: timeout.seconds,
+                maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
                 friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
-                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) },
-                clock: ctx.unixClock,
+                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) })
+            outcome = try await ExchangeService(home: session.home).run(request, identity: identity, card: card, clock: ctx.unixClock, conversation: .init(
                 confirm: { code in
                     spinner.stop()
                     if yes {
@@ -289,7 +289,7 @@ struct Exchange: MeishiCommand {
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")
-                })
+                }))
         } catch {
             spinner.stop()
             throw error

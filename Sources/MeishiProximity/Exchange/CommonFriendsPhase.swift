@@ -112,14 +112,16 @@ public enum CommonFriendsError: Error, Equatable, Sendable {
     case refused(PSIError)
     /// The peer stopped the comparison, with its reason (peer text: sanitise before showing).
     case abortedByPeer(String)
-    case connection(String)
+    /// The connection ended before the comparison did (the executable words it).
+    case connection(ConnectionLoss)
 
+    /// The reason an ABORT gives the peer (§8).
     public var description: String {
         switch self {
         case .protocolViolation(let e): e.description
         case .refused(let e): Self.describe(e)
         case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
-        case .connection(let why): why
+        case .connection: "the connection ended"
         }
     }
 

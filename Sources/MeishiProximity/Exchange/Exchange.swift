@@ -84,7 +84,7 @@ public enum ExchangeFailure: Error, Sendable {
     case unreachable(String)
     case protocolFailure(ExchangeError)
     case declinedLocally
-    case connectionLost(String)
+    case connectionLost(ConnectionLoss)
     case io(String)
 }
 

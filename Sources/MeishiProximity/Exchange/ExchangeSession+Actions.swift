@@ -87,13 +87,32 @@ extension ExchangeSession {
         return actions
     }
 
-    /// What the session waits for, as people read it in "connection lost before …".
-    var waitingFor: String {
-        if !handshakeComplete { return "the handshake" }
-        if !confirmedByPeer || !confirmedLocally { return "the other person's confirmation" }
-        if peerCard == nil { return "the peer's card" }
-        if !acknowledgedByPeer { return "the peer's acknowledgement" }
-        return phaseIndex < phases.count ? "the peer's \(phases[phaseIndex].name)" : "nothing"
+    /// What the session waits for now.
+    var waitingFor: SessionStep {
+        if !handshakeComplete { return .handshake }
+        if !confirmedByPeer || !confirmedLocally { return .confirmation }
+        if peerCard == nil { return .card }
+        if !acknowledgedByPeer { return .acknowledgement }
+        return .phase(phaseIndex < phases.count ? phases[phaseIndex].name : "")
+    }
+
+    /// A loss as `ExchangeTransport.describe` words it after "connection lost ".
+    static func words(_ loss: ConnectionLoss) -> String {
+        switch loss {
+        case .closed(let step): "before \(words(step))"
+        case .timedOut(let step): "(timed out waiting for \(words(step)))"
+        case .failed(let why): "(\(why))"
+        }
+    }
+
+    static func words(_ step: SessionStep) -> String {
+        switch step {
+        case .handshake: "the handshake"
+        case .confirmation: "the other person's confirmation"
+        case .card: "the peer's card"
+        case .acknowledgement: "the peer's acknowledgement"
+        case .phase(let name): "the peer's \(name)"
+        }
     }
 
     private func step(_ input: Input) throws(ExchangeError) -> [Action] {
@@ -135,10 +154,10 @@ extension ExchangeSession {
             return []
         case .timerFired:
             if case .expect? = introduction { return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))] }
-            return [.finish(.failed(.connectionLost("(timed out waiting for \(waitingFor))")))]
+            return [.finish(.failed(.connectionLost(.timedOut(waiting: waitingFor))))]
         case .connectionClosed(let error):
             if case .expect? = introduction { return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))] }
-            return [.finish(.failed(.connectionLost(error.map { "(\($0))" } ?? "before \(waitingFor)")))]
+            return [.finish(.failed(.connectionLost(error.map(ConnectionLoss.failed) ?? .closed(waiting: waitingFor))))]
         }
     }
 
@@ -253,10 +272,10 @@ extension ExchangeSession {
         case .workDone:
             out = seal(phase.resume())
         case .timerFired, .connectionClosed:
-            let why: String
-            if case .connectionClosed(let error?) = input { why = "connection lost (\(error))" }
-            else if case .timerFired = input { why = "connection lost (timed out waiting for \(waitingFor))" }
-            else { why = "connection lost before \(waitingFor)" }
+            let why: ConnectionLoss
+            if case .connectionClosed(let error?) = input { why = .failed(error) }
+            else if case .timerFired = input { why = .timedOut(waiting: waitingFor) }
+            else { why = .closed(waiting: waitingFor) }
             lostDuringPhases = why
             _ = phase.interrupted(.connectionLost(why))
             out = []

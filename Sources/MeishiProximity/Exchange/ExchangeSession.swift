@@ -180,8 +180,8 @@ public final class ExchangeSession {
     var heardPeer = false
     /// The person is being asked about the digits.
     var asking = false
-    /// During the post-card phases: the connection ended, and how people read it.
-    var lostDuringPhases: String?
+    /// During the post-card phases: how the connection ended.
+    var lostDuringPhases: ConnectionLoss?
     /// `.finish` was returned: later inputs do nothing.
     var finished = false
 

@@ -36,8 +36,31 @@ public enum PostCardInterruption: Error, Equatable, Sendable {
     case unexpected(ExchangeError)
     /// The channel failed (a frame that did not authenticate, a bad frame): nothing more is sent.
     case broken(ExchangeError)
-    /// The connection ended or timed out (as people read it).
-    case connectionLost(String)
+    /// The connection ended or timed out.
+    case connectionLost(ConnectionLoss)
+}
+
+/// What a session waits for: where a lost connection caught it.
+public enum SessionStep: Equatable, Sendable {
+    case handshake
+    /// The other person's confirmation of the digits (or ours).
+    case confirmation
+    /// The peer's card.
+    case card
+    /// The peer's acknowledgement of our card.
+    case acknowledgement
+    /// The peer's messages of a post-card phase, by the phase's `name`.
+    case phase(String)
+}
+
+/// How a connection ended before the session was done with it (the executable words it).
+public enum ConnectionLoss: Equatable, Sendable {
+    /// The peer closed it while this side waited.
+    case closed(waiting: SessionStep)
+    /// Nothing came within the step limit.
+    case timedOut(waiting: SessionStep)
+    /// The socket failed, in the system's words.
+    case failed(String)
 }
 
 /// Work a phase needs done off the session before it can go on, such as the common-friends

@@ -118,7 +118,7 @@ extension ExchangeTransport {
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .connectionLost("(\(error))")
+            throw .connectionLost(.failed("\(error)"))
         }
     }
 }
