@@ -5,8 +5,10 @@ import PackageDescription
 //   CSodium   -> MeishiCrypto      (Ed25519, X25519, sealed boxes, Argon2id, AEAD, SHA-256/512,
 //                                   HMAC-SHA512, ristretto255 and CPace on it)
 //   GRDB      -> MeishiStore       (SQLite)
-//   SwiftNIO  -> MeishiProximity   (Net/ only: sockets, the driver, discovery and its rules; its
-//                                   Exchange/ holds the session and post-card phases without NIO)
+//   SwiftNIO  -> MeishiProximity   (Net/ only: sockets, discovery and its rules, and the driver:
+//                                   one loop that performs the actions the session returns; its
+//                                   Exchange/ holds the session, a state machine where every input
+//                                   returns actions, and the post-card phases, without NIO)
 //   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
 //   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
 //   CKeyutils -> MeishiKeyring     (the kernel's session keyring: the passphrase agent)

@@ -41,11 +41,15 @@ put("frames", "three", b"\x01" + frame(b"\x01") + frame(b"\x02" * 66) + frame(b"
 put("frames", "partial", b"\x05" + frame(b"\x10" * 40)[:20])
 put("frames", "zero-length", b"\x02" + b"\x00\x00\x00\x00")
 put("frames", "too-large", b"\x07" + struct.pack(">I", 65537) + b"x" * 10)
-# Session: a setup byte (bit 0 dialer, bit 1 code, bit 2 wrong code), then operations that run an
-# honest exchange (deliver B->A, A->B, A acts, B acts), and variants that alter frames.
+# Session, a whole exchange: a setup byte (bit 0 A dials, bit 1 code, bit 2 wrong code, bits 3-4
+# both sides' friends mode: ecdh, hash, verified, off; bit 5 B sends A a note), then operations
+# that run an honest exchange (deliver B->A, A->B, A's person answers, B's), and variants that
+# alter frames.
 honest = bytes([0, 4, 5, 0, 6, 0, 4]) * 8
 for setup in range(8):
     put("session", f"honest-{setup}", bytes([setup]) + honest)
+for setup in (8, 16, 24, 32, 33, 42, 51, 58):
+    put("session", f"phases-{setup}", bytes([setup]) + honest)
 put("session", "flip", bytes([0, 0, 4, 1, 3, 1, 4, 5, 0, 6]) * 4)
 put("session", "replay", bytes([1, 4, 0, 3, 0, 4, 5, 0, 6, 3, 1]) * 4)
 put("session", "raw", bytes([2, 2, 9]) + b"\x10" * 40)

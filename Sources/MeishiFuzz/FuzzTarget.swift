@@ -17,8 +17,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case qrText = "qr-text"
     /// Length-prefixed frames reassembled from a stream cut at arbitrary points (§5.1).
     case frames
-    /// The exchange state machine against an honest peer whose frames are cut, altered,
-    /// replayed or replaced (§5.2–5.6).
+    /// A whole exchange, both sessions and both post-card phases driven through `handle` with
+    /// no sockets, the honest peer's frames cut, altered, replayed or replaced (§5.2–5.6, §8, §9.5).
     case session
     /// Discovery datagrams (§5.5).
     case announcement

@@ -2,62 +2,94 @@ import MeishiCard
 import MeishiCrypto
 import MeishiProximity
 
-/// Drives the exchange state machine (the side under test, "A") against an honest peer ("B")
-/// whose frames the fuzzer delivers, alters, replays, cuts short or replaces with its own bytes.
+/// A whole exchange with no sockets: the side under test ("A") and an honest peer ("B"), each an
+/// `ExchangeSession` with both post-card phases (common friends, the message), fed through
+/// `handle` alone. The fuzzer delivers B's frames to A, alters, replays, cuts short or replaces
+/// them with its own bytes, and answers A's digit question.
 ///
-/// Properties: A never throws a trap whatever arrives; the only card A can ever accept is B's
-/// (nobody else holds a key or the session secrets); A accepts a card only after both people's
-/// confirmations (or the PAKE's); an ACK never arrives before A sent its card.
+/// Properties: A never traps whatever arrives; the only card A ever stores is B's (nobody else
+/// holds a key or the session secrets), and only once both cards are acknowledged; A finishes
+/// once; an untampered run that A finishes found exactly the true common friends.
 enum SessionFuzz {
     static let peerKey = try! Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 0x42, count: 32)))
     static let ownKey = try! Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 0x17, count: 32)))
+    static let boxKey = try! X25519.SecretKey(rawRepresentation: SecureBytes(copying: [UInt8](repeating: 0x32, count: 32)))
     static let peerCard = card(peerKey, name: "Ken Sato")
     static let ownCard = card(ownKey, name: "Mei Tanaka")
     static let code = try! ExchangeCode(parsing: "7-tulip-anchor")
     static let otherCode = try! ExchangeCode(parsing: "7-tulip-adroitness")
+    /// B's note for A, when the setup asks for one: a valid envelope (its keys are the envelope target's).
+    static let note = EnvelopeFuzz.seed("great talk", once: false)
 
     static func card(_ key: Ed25519.SigningKey, name: String) -> SignedCard {
         try! ProximityPayload.sign(disclosed: [.name: [name]], level: .public, signingKey: key,
-                                   boxKey: X25519.SecretKey().publicKey, timestamp: FuzzTarget.now)
+                                   boxKey: boxKey.publicKey, timestamp: FuzzTarget.now)
     }
 
     final class Side {
         let session: ExchangeSession
+        let card: SignedCard
+        let key: Ed25519.SigningKey
         var outbox: [[UInt8]] = []
-        var ended = false
+        var question: String?
+        var stored: VerifiedCard?
+        var outcome: ExchangeSession.Outcome?
 
-        init(_ session: ExchangeSession) { self.session = session }
+        init(_ session: ExchangeSession, card: SignedCard, key: Ed25519.SigningKey) {
+            self.session = session
+            self.card = card
+            self.key = key
+        }
 
-        /// Feeds one frame; returns the event, or nil once the session ended with an error.
-        func receive(_ body: [UInt8]) -> ExchangeSession.Event? {
-            guard !ended, !body.isEmpty else { return nil }
-            do {
-                let step = try session.receive(body)
-                outbox += step.send
-                return step.event
-            } catch {
-                ended = true
-                return nil
+        /// Feeds one input and performs what the session asks, as the driver does.
+        func feed(_ input: ExchangeSession.Input) {
+            var inputs = [input]
+            while !inputs.isEmpty {
+                for action in session.handle(inputs.removeFirst()) {
+                    require(outcome == nil, "a session acted after it finished")
+                    switch action {
+                    case .send(let frame): outbox.append(frame)
+                    case .askPerson(let digits): question = digits
+                    case .signCard: inputs.append(.cardSigned(card, key))
+                    case .store(let card):
+                        require(stored == nil && session.isComplete, "a card stored twice, or before both acknowledgements")
+                        stored = card
+                    case .perform: fatalError("no work is asked without a blinding computed ahead")
+                    case .finish(let o): outcome = o
+                    case .spendGuess, .arm, .log, .trace: break
+                    }
+                }
             }
         }
 
-        /// What a person and the application would do next, if anything is allowed now.
-        func act(confirming matches: Bool, card: SignedCard, key: Ed25519.SigningKey) {
-            guard !ended else { return }
-            let s = session
-            if s.code != nil, !s.confirmedLocally {
-                outbox.append(s.confirm(matches))
-                if !matches { ended = true }
-            } else if s.confirmedLocally, s.confirmedByPeer, !s.cardSent {
-                outbox.append(s.card(card, signedBy: key))
-            } else if s.peerCard != nil, !s.acknowledgedLocally {
-                outbox.append(s.acknowledge())
-            }
+        /// The person answers the question, if one is asked.
+        func answer(_ matches: Bool) {
+            guard question != nil else { return }
+            question = nil
+            feed(.personAnswered(matches))
         }
     }
 
-    /// Runs one input; returns whether the side under test completed the exchange (both cards
-    /// verified and acknowledged), so tests can check that the honest seeds reach the end.
+    static func side(_ role: ExchangeSession.Role, binding: ExchangeSession.CodeBinding?, mode: FriendsMode, elements: [[UInt8]],
+                     note: [UInt8]?, card: SignedCard, key: Ed25519.SigningKey) -> Side {
+        let request = CommonFriendsRequest(mode: mode, maximumSetSize: 16, codeComparedByPerson: true,
+                                           elements: { _ in CommonFriendsElements(dids: elements, extras: []) })
+        let messages = ExchangeMessages(
+            authenticated: true,
+            outgoing: { _ throws(MessageEnvelopeError) in
+                guard let note else { return nil }
+                return try MessageEnvelope(parsing: note)
+            },
+            incoming: { bytes, _ in (try? MessageEnvelope(parsing: bytes)) == nil ? .refused(.malformed) : .stored })
+        let session = ExchangeSession(role: role, verifier: CardVerifier(clock: { FuzzTarget.now }), binding: binding,
+                                      phases: [CommonFriendsExchangePhase(request), ExchangeMessagePhase(messages)])
+        return Side(session, card: card, key: key)
+    }
+
+    /// Runs one input; returns whether the side under test finished the whole exchange (both
+    /// cards, then every phase), so tests can check that the honest seeds reach the end.
+    /// The first byte: bit 0 A dials, bit 1 both use a code, bit 2 B's code differs, bits 3–4
+    /// the friends mode of both (ecdh, hash, verified, off), bit 5 B sends A a note.
     @discardableResult
     static func run(_ data: [UInt8]) -> Bool {
         var input = FuzzInput(data)
@@ -66,18 +98,19 @@ enum SessionFuzz {
         let bRole: ExchangeSession.Role = aRole == .listener ? .dialer : .listener
         let aBinding = setup & 2 != 0 ? ExchangeSession.CodeBinding(code: code) : nil
         let bBinding = setup & 2 != 0 ? ExchangeSession.CodeBinding(code: setup & 4 != 0 ? otherCode : code) : nil
-        let verifier = CardVerifier(clock: { FuzzTarget.now })
-        let a = Side(ExchangeSession(role: aRole, verifier: verifier, binding: aBinding))
-        let b = Side(ExchangeSession(role: bRole, verifier: verifier, binding: bBinding))
-        if let hello = a.session.start() { a.outbox.append(hello) }
-        if let hello = b.session.start() { b.outbox.append(hello) }
+        let mode = [FriendsMode.ecdh, .hash, .verified, .off][Int(setup >> 3 & 3)]
+        let a = side(aRole, binding: aBinding, mode: mode, elements: FriendsFuzz.mine, note: nil, card: ownCard, key: ownKey)
+        let b = side(bRole, binding: bBinding, mode: mode, elements: FriendsFuzz.theirs, note: setup & 32 != 0 ? note : nil,
+                     card: peerCard, key: peerKey)
+        a.feed(.connected)
+        b.feed(.connected)
         var delivered: [[UInt8]] = []
+        var tampered = false
         var steps = 0
-        while !input.isAtEnd, steps < 64, !a.ended {
+        while !input.isAtEnd, steps < 96, a.outcome == nil {
             steps += 1
-            let op = input.byte() % 8
             var toA: [UInt8]?
-            switch op {
+            switch input.byte() % 8 {
             case 0:
                 if !b.outbox.isEmpty { toA = b.outbox.removeFirst() }
             case 1:
@@ -86,37 +119,40 @@ enum SessionFuzz {
                     let i = Int(input.byte()) % f.count
                     f[i] ^= input.byte() | 1
                     toA = f
+                    tampered = true
                 }
             case 2:
                 toA = input.take(Int(input.byte()) * 4 + 1)
+                tampered = true
             case 3:
-                if !delivered.isEmpty { toA = delivered[Int(input.byte()) % delivered.count] }
+                if !delivered.isEmpty {
+                    toA = delivered[Int(input.byte()) % delivered.count]
+                    tampered = true
+                }
             case 4:
-                if !a.outbox.isEmpty { _ = b.receive(a.outbox.removeFirst()) }
+                if !a.outbox.isEmpty, b.outcome == nil { b.feed(.frame(a.outbox.removeFirst())) }
             case 5:
-                a.act(confirming: input.byte() != 0xFF, card: ownCard, key: ownKey)
+                a.answer(input.byte() != 0xFF)
             case 6:
-                b.act(confirming: true, card: peerCard, key: peerKey)
+                b.answer(true)
             default:
                 if !b.outbox.isEmpty {
                     let f = b.outbox.removeFirst()
                     toA = Array(f.prefix(Int(input.byte()) % f.count + 1))
+                    tampered = true
                 }
             }
             guard let frame = toA else { continue }
             delivered.append(frame)
-            let confirmedBefore = a.session.confirmedLocally && a.session.confirmedByPeer
-            let sentBefore = a.session.cardSent
-            switch a.receive(frame) {
-            case .cardReceived(let card)?:
-                require(card.payload == peerCard.payload, "the session accepted a card its peer did not send")
-                require(confirmedBefore, "a card was accepted before both confirmations")
-            case .peerAcknowledged?:
-                require(sentBefore, "an ACK was accepted before our card was sent")
-            default:
-                break
-            }
+            a.feed(.frame(frame))
+            if let card = a.stored { require(card.payload == peerCard.payload, "the session stored a card its peer did not send") }
         }
-        return a.session.isComplete
+        guard case .exchanged(let card, _, let phases)? = a.outcome else { return false }
+        require(a.stored?.payload == card.payload, "a session finished without storing the card it returns")
+        let friends = phases.lazy.compactMap { $0 as? CommonFriendsExchangePhase }.first?.outcome
+        if !tampered, mode != .off, case .ran(_, let shared, _)? = friends {
+            require(shared.sorted() == [3, 4, 5], "an honest run found \(shared) instead of the true intersection")
+        }
+        return true
     }
 }

@@ -69,20 +69,64 @@ public struct ExchangeService: Sendable {
         case none
     }
 
+    /// What one exchange is asked to do: where the peer is, how the session is authenticated,
+    /// what to share, the limits, and the post-card phases' options.
+    public struct Request: Sendable {
+        public var endpoint: ExchangeEndpoint
+        /// With a code, the PAKE authenticates the session (trust `met`).
+        public var code: ExchangeCode?
+        public var level: DisclosureLevel
+        public var only: Set<FieldName>?
+        public var timeoutSeconds: Int64
+        /// The peer's card must be signed within this many seconds of now, either way.
+        public var maximumSkew: Int64
+        /// Without a code: a person compares the digits (trust `met`), or `--yes` skips that (trust `signed`).
+        public var confirmedByPerson: Bool
+        public var friends: FriendsOptions = .standard
+        public var message: MessageOptions?
+
+        public init(endpoint: ExchangeEndpoint, code: ExchangeCode?, level: DisclosureLevel, only: Set<FieldName>?, timeoutSeconds: Int64,
+                    maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard, message: MessageOptions? = nil) {
+            self.endpoint = endpoint
+            self.code = code
+            self.level = level
+            self.only = only
+            self.timeoutSeconds = timeoutSeconds
+            self.maximumSkew = maximumSkew
+            self.confirmedByPerson = confirmedByPerson
+            self.friends = friends
+            self.message = message
+        }
+    }
+
+    /// The person's side of an exchange as it happens: the digit question, diagnostics, the
+    /// `--verbose` steps, and the TCP port once bound.
+    public struct Conversation: Sendable {
+        public var confirm: @Sendable (String) async -> Bool
+        public var log: @Sendable (String) -> Void
+        public var trace: @Sendable (String) -> Void
+        public var listening: @Sendable (Int) -> Void
+
+        public init(confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
+                    trace: @escaping @Sendable (String) -> Void = { _ in }, listening: @escaping @Sendable (Int) -> Void) {
+            self.confirm = confirm
+            self.log = log
+            self.trace = trace
+            self.listening = listening
+        }
+    }
+
     public let home: Home
 
     public init(home: Home) { self.home = home }
 
-    /// Runs one exchange. With `code`, the PAKE authenticates the session (trust `met`); without,
-    /// `confirmedByPerson` tells whether a person compared the digits (trust `met`) or `--yes`
-    /// skipped that (trust `signed`). Our card is signed when it is about to be sent; the peer's
-    /// card is checked against `clock` with `maximumSkew` both ways.
-    public func run(endpoint: ExchangeEndpoint, code: ExchangeCode?, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
-                    timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard,
-                    message: MessageOptions? = nil, clock: @escaping @Sendable () -> Int64,
-                    confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
-                    trace: @escaping @Sendable (String) -> Void = { _ in },
-                    listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
+    /// Runs one exchange as `request` says. Our card is signed when it is about to be sent; the
+    /// peer's card is checked against `clock`.
+    public func run(_ request: Request, identity: Identity, card: Card, clock: @escaping @Sendable () -> Int64,
+                    conversation: Conversation) async throws(MeishiError) -> Outcome {
+        let (code, level, only, maximumSkew, confirmedByPerson, friends, message) = (
+            request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message)
+        let (log, trace) = (conversation.log, conversation.trace)
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
         let contacts = ContactsService(home: home)
@@ -92,7 +136,7 @@ public struct ExchangeService: Sendable {
                 (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
-            confirmCode: confirm, log: log)
+            confirmCode: conversation.confirm, log: log)
         participant.trace = trace
         // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
         let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
@@ -109,10 +153,15 @@ public struct ExchangeService: Sendable {
         }
         let messageHooks = ExchangeMessages(
             authenticated: authenticated,
-            outgoing: { peer in
+            outgoing: { peer throws(MessageEnvelopeError) in
                 guard let message else { return nil }
-                return try MessageService.makeEnvelope(text: message.text, for: peer, identity: identity, lifetime: message.lifetime,
-                                                       once: message.once, now: clock())
+                do {
+                    return try MessageService.makeEnvelope(text: message.text, for: peer, identity: identity, lifetime: message.lifetime,
+                                                           once: message.once, now: clock())
+                } catch {
+                    guard case MeishiError.messageText(let e) = error else { throw .malformed("\(error)") }
+                    throw e
+                }
             },
             incoming: { bytes, peer in
                 do {
@@ -126,8 +175,8 @@ public struct ExchangeService: Sendable {
         participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks)] }
         let result: ExchangeResult
         do {
-            result = try await ExchangeTransport.exchange(endpoint, timeoutSeconds: timeoutSeconds, participant: participant,
-                                                          listening: listening)
+            result = try await ExchangeTransport.exchange(request.endpoint, timeoutSeconds: request.timeoutSeconds, participant: participant,
+                                                          listening: conversation.listening)
         } catch {
             throw .exchange(error)
         }

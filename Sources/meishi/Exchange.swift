@@ -40,28 +40,47 @@ struct Exchange: MeishiCommand {
 
     @Option(help: ArgumentHelp("Authenticate with a code both people type, N-word-word (alone: make one up and print it).",
                                discussion: "Only N crosses the network, as a hint for whom to try; the words are the password of a PAKE.",
-                               valueName: "code"))
-    var code: String?
+                               valueName: "code"),
+            transform: CodeArgument.init)
+    var code: CodeArgument?
 
-    /// The value `--code` gets when typed alone (see `expandingBareCode`).
-    static let generateCode = "\u{0}generate"
+    /// `--code` as typed, parsed once (the argument parser calls `init`): `validate` refuses a
+    /// `.refused`, `run` uses the rest.
+    enum CodeArgument: Sendable {
+        /// `--code` alone: make one up (a new one on every call of `resolveCode`).
+        case generate
+        case given(ExchangeCode)
+        case refused(ExchangeCodeError)
+
+        /// An empty value is what `expandingBareCode` gives a bare `--code`.
+        init(_ text: String) {
+            if text.isEmpty {
+                self = .generate
+            } else {
+                do { self = .given(try ExchangeCode(parsing: text)) } catch { self = .refused(error) }
+            }
+        }
+    }
 
     /// `--code` with no value (last, or followed by another option) asks for a new code: the
-    /// argument parser needs a value, so this gives it one it cannot get from a person.
+    /// argument parser needs a value, so this gives it an empty one (`CodeArgument.generate`).
     static func expandingBareCode(_ arguments: [String]) -> [String] {
         guard arguments.first == "exchange" || arguments.contains("exchange") else { return arguments }
         var out: [String] = []
         for (n, a) in arguments.enumerated() {
             out.append(a)
-            if a == "--code", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append(generateCode) }
+            if a == "--code", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
         }
         return out
     }
 
-    /// The code to use: parsed, or made up for a bare `--code` (a new one on every call: call it once per run).
+    /// The code to use: as typed, or made up for a bare `--code` (a new one on every call: call it once per run).
     func resolveCode() -> ExchangeCode? {
-        guard let code else { return nil }
-        return code == Self.generateCode ? ExchangeCode.random() : try? ExchangeCode(parsing: code)
+        switch code {
+        case .generate?: ExchangeCode.random()
+        case .given(let code)?: code
+        case .refused?, nil: nil
+        }
     }
 
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
@@ -126,17 +145,15 @@ struct Exchange: MeishiCommand {
         if listen || peer != nil, alias != nil || interfaceName != nil {
             throw ValidationError("--alias and --interface are for discovery; they do not go with --listen or --peer")
         }
-        if let code, code != Self.generateCode {
-            do { _ = try ExchangeCode(parsing: code) } catch {
-                switch error {
-                case .nameplateOutOfRange:
-                    throw ValidationError("the number before the first '-' of --code must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
-                case .tooShort(let n):
-                    throw ValidationError("the words of --code have \(n) character\(n == 1 ? "" : "s"); use at least "
-                                          + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or --code alone for a new one)")
-                case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
-                case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
-                }
+        if case .refused(let error)? = code {
+            switch error {
+            case .nameplateOutOfRange:
+                throw ValidationError("the number before the first '-' of --code must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
+            case .tooShort(let n):
+                throw ValidationError("the words of --code have \(n) character\(n == 1 ? "" : "s"); use at least "
+                                      + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or --code alone for a new one)")
+            case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
+            case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
             }
         }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
@@ -226,7 +243,7 @@ struct Exchange: MeishiCommand {
         let clock = ctx.clock
         /// Seconds left of --timeout, for questions that must not outlive it.
         let remaining: @Sendable () -> Double = { max(0, deadline.timeIntervalSince(clock())) }
-        if code == Self.generateCode, let exchangeCode {
+        if case .generate? = code, let exchangeCode {
             out.note("your code: \(exchangeCode) (read it out to the other person)")
             if !listen { out.note("on the other machine run: meishi exchange --code \(exchangeCode)" + (peer != nil ? " --listen" : "")) }
         }
@@ -239,12 +256,12 @@ struct Exchange: MeishiCommand {
         }
         let outcome: ExchangeService.Outcome
         do {
-            outcome = try await ExchangeService(home: session.home).run(
-                endpoint: endpoint, code: exchangeCode, identity: identity, card: card, level: level, only: try fields?.names,
-                timeoutSeconds: timeout.seconds, maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
+            let request = ExchangeService.Request(
+                endpoint: endpoint, code: exchangeCode, level: level, only: try fields?.names, timeoutSeconds: timeout.seconds,
+                maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
                 friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
-                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) },
-                clock: ctx.unixClock,
+                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) })
+            outcome = try await ExchangeService(home: session.home).run(request, identity: identity, card: card, clock: ctx.unixClock, conversation: .init(
                 confirm: { code in
                     spinner.stop()
                     if yes {
@@ -272,7 +289,7 @@ struct Exchange: MeishiCommand {
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")
-                })
+                }))
         } catch {
             spinner.stop()
             throw error
@@ -344,9 +361,9 @@ enum MessageWording {
 
     static func describe(_ f: ExchangeMessageFailure) -> String {
         switch f {
-        case .notSealed(let why): "our message could not be sealed (\(why))"
+        case .notSealed(let why): "our message could not be sealed (\(ExchangeWording.describe(why)))"
         case .protocolViolation(let e): e.description
-        case .connectionLost(let why): why
+        case .connectionLost(let loss): ExchangeTransport.describe(.connectionLost(loss))
         }
     }
 

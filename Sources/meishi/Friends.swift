@@ -162,6 +162,6 @@ enum FriendsWording {
     }
 
     static func failed(_ e: CommonFriendsError) -> String {
-        "not compared: \(e.description); the card exchange itself completed"
+        "not compared: \(ExchangeWording.describe(e)); the card exchange itself completed"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import meishi
+import MeishiProximity
 
 /// Two `meishi exchange` processes on loopback (the manual --listen / --peer path).
 @Suite(.serialized) struct ExchangeCommandTests {
@@ -128,6 +129,30 @@ import Testing
         #expect(Exchange.split("[::1]")! == ("::1", 47_823))
         for bad in ["", ":9000", "host:0", "host:x", "[::1]x", "[]:9"] { #expect(Exchange.split(bad) == nil, "\(bad)") }
         #expect(Exchange.join("fe80::1", 9000) == "[fe80::1]:9000" && Exchange.join("10.0.0.2", 47_823) == "10.0.0.2")
+    }
+
+    /// `--code` is parsed once, by the argument parser, into a typed value: a code, a new one to
+    /// make up (`--code` alone, last or before another option), or the reason it is refused,
+    /// which `validate` words. No sentinel value is put on the command line.
+    @Test func codeIsParsedOnceIntoATypedValue() throws {
+        func parsed(_ arguments: [String]) throws -> Exchange {
+            let expanded = Exchange.expandingBareCode(["exchange"] + arguments)
+            #expect(!expanded.joined().unicodeScalars.contains("\u{0}"), "\(expanded)")
+            return try Exchange.parse(Array(expanded.dropFirst()))
+        }
+        guard case .given(let code)? = try parsed(["--code", " 7-Tulip-Anchor "]).code else { Issue.record("not a code"); return }
+        #expect(code == (try ExchangeCode(parsing: "7-tulip-anchor")))
+        for bare in [["--code"], ["--code", "--yes"], ["--yes", "--code"]] {
+            guard case .generate? = try parsed(bare).code else { Issue.record("\(bare): not a new code"); continue }
+        }
+        // The refusal is kept typed until validate words it.
+        #expect({ if case .refused(.nameplateOutOfRange) = Exchange.CodeArgument("07-tulip-anchor") { true } else { false } }())
+        do {
+            _ = try Exchange.parse(["--code", "07-tulip-anchor"])
+            Issue.record("a code with a leading zero was not refused")
+        } catch {
+            #expect(Exchange.message(for: error).contains("without a leading zero"), "\(Exchange.message(for: error))")
+        }
     }
 
     /// Every exchange option, on both sides of a loopback exchange: no combination crashes

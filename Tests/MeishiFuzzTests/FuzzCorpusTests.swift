@@ -31,6 +31,14 @@ import MeishiCard
         }
     }
 
+    /// The whole-exchange seeds in the other friends modes, and with a note, reach the end too.
+    @Test func phaseSeedsFinishTheWholeExchange() throws {
+        for setup in [8, 16, 24, 32, 33, 42, 51, 58] {
+            let data = try Data(contentsOf: Fixtures.url("fuzz/corpus/session/phases-\(setup)"))
+            #expect(SessionFuzz.run([UInt8](data)), "setup \(setup)")
+        }
+    }
+
     /// The common-friends driver reaches the true intersection from its honest seeds in every
     /// pair of modes that runs (neither side off).
     @Test func honestFriendsSeedsFindTheIntersection() throws {

@@ -20,9 +20,9 @@ final class CardUpdateSkeletonPhase: PostCardPhase, @unchecked Sendable {
     var isFinished: Bool { interruption != nil || (heard != nil && echoed) }
     var summary: String { "card update: \(isFinished && interruption == nil ? "done" : "broke off")" }
 
-    func start(_ context: PostCardContext) async -> [PostCardMessage] { [PostCardMessage(type: 0x70, content: mine)] }
+    func start(_ context: PostCardContext) -> [PostCardMessage] { [PostCardMessage(type: 0x70, content: mine)] }
 
-    func receive(_ message: PostCardMessage) async -> [PostCardMessage] {
+    func receive(_ message: PostCardMessage) -> [PostCardMessage] {
         switch message.type {
         case 0x70 where heard == nil:
             heard = message.content

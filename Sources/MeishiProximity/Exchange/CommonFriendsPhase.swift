@@ -40,10 +40,10 @@ public struct CommonFriendsRequest: Sendable {
     /// A person compared the 6 digits (false with `--yes`); a code confirmed by the PAKE counts by itself.
     public var codeComparedByPerson: Bool
     /// Our elements for this peer (given its DID, which is never one of them), once the cards are exchanged.
-    public var elements: @Sendable (_ peerDID: String) async -> CommonFriendsElements
+    public var elements: @Sendable (_ peerDID: String) -> CommonFriendsElements
 
     public init(mode: FriendsMode, maximumSetSize: Int, codeComparedByPerson: Bool,
-                elements: @escaping @Sendable (_ peerDID: String) async -> CommonFriendsElements) {
+                elements: @escaping @Sendable (_ peerDID: String) -> CommonFriendsElements) {
         precondition(maximumSetSize >= 0 && maximumSetSize <= PrivateSetIntersection.maximumCount)
         self.mode = mode
         self.maximumSetSize = maximumSetSize
@@ -58,14 +58,20 @@ public struct CommonFriendsElements: Sendable {
     public var dids: [[UInt8]]
     /// Distinct further elements for the ecdh modes only (`--match`): "email:…", "phone:…".
     public var extras: [[UInt8]]
-    /// The blinding of `dids + extras` (in that order), possibly computed ahead.
-    public var blinding: @Sendable () async -> PrivateSetIntersection.Blinding
+    /// The blinding of `dids + extras` (in that order) computed ahead on another task, to be
+    /// awaited; nil: the phase computes it when it needs it.
+    public var ahead: (@Sendable () async -> PrivateSetIntersection.Blinding)?
 
-    public init(dids: [[UInt8]], extras: [[UInt8]], blinding: (@Sendable () async -> PrivateSetIntersection.Blinding)? = nil) {
+    public init(dids: [[UInt8]], extras: [[UInt8]], blinding ahead: (@Sendable () async -> PrivateSetIntersection.Blinding)? = nil) {
         self.dids = dids
         self.extras = extras
-        let all = dids + extras
-        self.blinding = blinding ?? { PrivateSetIntersection.Blinding(elements: all) }
+        self.ahead = ahead
+    }
+
+    /// The blinding: awaited when computed ahead, else computed now.
+    public func blinding() async -> PrivateSetIntersection.Blinding {
+        if let ahead { return await ahead() }
+        return PrivateSetIntersection.Blinding(elements: dids + extras)
     }
 }
 
@@ -107,14 +113,16 @@ public enum CommonFriendsError: Error, Equatable, Sendable {
     case refused(PSIError)
     /// The peer stopped the comparison, with its reason (peer text: sanitise before showing).
     case abortedByPeer(String)
-    case connection(String)
+    /// The connection ended before the comparison did (the executable words it).
+    case connection(ConnectionLoss)
 
+    /// The reason an ABORT gives the peer (§8).
     public var description: String {
         switch self {
         case .protocolViolation(let e): e.description
         case .refused(let e): Self.describe(e)
         case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
-        case .connection(let why): why
+        case .connection: "the connection ended"
         }
     }
 
@@ -387,24 +395,37 @@ public final class CommonFriendsExchangePhase: PostCardPhase, @unchecked Sendabl
             + "\(cost.bytesReceived) received"
     }
 
-    public func start(_ context: PostCardContext) async -> [PostCardMessage] {
+    public func start(_ context: PostCardContext) -> [PostCardMessage] {
         started = clock.now
-        let elements = await request.elements(context.peerCard.payload.senderDID)
+        let elements = request.elements(context.peerCard.payload.senderDID)
         self.elements = elements
         let phase = CommonFriendsPhase(request: request, elements: elements, transcriptHash: context.transcriptHash, role: context.role,
                                        codeConfirmedByPAKE: context.codeConfirmedByPAKE)
         self.phase = phase
-        return await advance([phase.hello()])
+        return advance([phase.hello()])
     }
 
-    public func receive(_ message: PostCardMessage) async -> [PostCardMessage] {
+    public func receive(_ message: PostCardMessage) -> [PostCardMessage] {
         cost.bytesReceived += Self.overhead + message.content.count
         do {
-            return await advance(try phase!.receive(type: message.type, content: message.content))
+            return advance(try phase!.receive(type: message.type, content: message.content))
         } catch {
             return end(error)
         }
     }
+
+    /// The blinding computed ahead, while it is awaited.
+    private let ready = Locked<PrivateSetIntersection.Blinding?>(nil)
+
+    public var awaiting: PostCardWork? {
+        guard outcome == nil, let phase, phase.needsBlinding, let ahead = elements?.ahead, ready.withLockedValue({ $0 == nil }) else { return nil }
+        return PostCardWork { [ready] in
+            let blinding = await ahead()
+            ready.withLockedValue { $0 = blinding }
+        }
+    }
+
+    public func resume() -> [PostCardMessage] { advance([]) }
 
     public func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage] {
         switch reason {
@@ -415,12 +436,20 @@ public final class CommonFriendsExchangePhase: PostCardPhase, @unchecked Sendabl
         return []
     }
 
-    /// What to send now, plus the blinded set whenever the phase waits for it.
-    private func advance(_ messages: [(type: UInt8, content: [UInt8])]) async -> [PostCardMessage] {
+    /// What to send now, plus the blinded set whenever the phase waits for it and has it (computed
+    /// here, or ahead: then `awaiting` asks for it until it has come).
+    private func advance(_ messages: [(type: UInt8, content: [UInt8])]) -> [PostCardMessage] {
         var out = messages
         do {
             while let phase, phase.outcome == nil, phase.needsBlinding {
-                out += try phase.blind(with: await elements!.blinding())
+                let blinding: PrivateSetIntersection.Blinding
+                if elements!.ahead == nil {
+                    blinding = PrivateSetIntersection.Blinding(elements: elements!.dids + elements!.extras)  // what `blinding()` computes
+                } else {
+                    guard let computed = ready.withLockedValue({ b in defer { b = nil }; return b }) else { break }
+                    blinding = computed
+                }
+                out += try phase.blind(with: blinding)
             }
         } catch {
             return sent(out) + end(error)

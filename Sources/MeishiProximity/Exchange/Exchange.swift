@@ -33,7 +33,7 @@ public struct ExchangeParticipant: Sendable {
 extension ExchangeParticipant {
     /// A new session in `role`, bound to our code when we have one.
     func session(_ role: ExchangeSession.Role) -> ExchangeSession {
-        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) })
+        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) }, phases: phases())
     }
 }
 
@@ -84,7 +84,7 @@ public enum ExchangeFailure: Error, Sendable {
     case unreachable(String)
     case protocolFailure(ExchangeError)
     case declinedLocally
-    case connectionLost(String)
+    case connectionLost(ConnectionLoss)
     case io(String)
 }
 

@@ -13,8 +13,9 @@ import MeishiCrypto
 public final class ExchangeSession {
     public enum Role: Sendable { case dialer, listener }
 
-    /// What the application must react to after a frame.
-    public enum Event: Sendable {
+    /// What one frame did (the primitive steps below, which `handle` composes and tests playing
+    /// a peer that breaks the rules call directly).
+    enum Event: Sendable {
         /// The handshake is complete: show this code and ask the person to compare it.
         case codeReady(String)
         /// The PAKE confirmed: both sides typed the same code. Nothing to compare.
@@ -111,7 +112,7 @@ public final class ExchangeSession {
     private var peerNonce: [UInt8]?
 
     /// Binds the PAKE to the discovery session ids of both sides; before the handshake starts.
-    public func bindDiscovery(dialerID: [UInt8], listenerID: [UInt8]) {
+    func bindDiscovery(dialerID: [UInt8], listenerID: [UInt8]) {
         precondition(transcript.isEmpty, "bind before the handshake")
         binding?.dialerID = dialerID
         binding?.listenerID = listenerID
@@ -168,16 +169,34 @@ public final class ExchangeSession {
     /// With a code, the CPace scalar; nil draws a fresh one (only vector tests fix it).
     private let pakeScalar: Ristretto255.Scalar?
 
-    public convenience init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, ephemeral: X25519.SecretKey = X25519.SecretKey(),
-                            nonce: [UInt8] = SecureRandom.bytes(32)) {
-        self.init(role: role, verifier: verifier, binding: binding, ephemeral: ephemeral, nonce: nonce, pakeNonce: nil, pakeScalar: nil)
+    // What `handle` keeps beyond the frames (ExchangeSession+Actions.swift).
+    /// The post-card phases, in the order they run after both ACKs, and the one running.
+    let phases: [any PostCardPhase]
+    var phaseIndex = 0
+    var phaseStarted: ContinuousClock.Instant?
+    /// After discovery: the introduction this side sends (dialer) or expects first (listener).
+    var introduction: Introduction?
+    /// The peer has sent something (a listener's first-frame limit gives way to the step limit).
+    var heardPeer = false
+    /// The person is being asked about the digits.
+    var asking = false
+    /// During the post-card phases: how the connection ended.
+    var lostDuringPhases: ConnectionLoss?
+    /// `.finish` was returned: later inputs do nothing.
+    var finished = false
+
+    public convenience init(role: Role, verifier: CardVerifier, binding: CodeBinding? = nil, phases: [any PostCardPhase] = [],
+                            ephemeral: X25519.SecretKey = X25519.SecretKey(), nonce: [UInt8] = SecureRandom.bytes(32)) {
+        self.init(role: role, verifier: verifier, binding: binding, phases: phases, ephemeral: ephemeral, nonce: nonce, pakeNonce: nil,
+                  pakeScalar: nil)
     }
 
     /// Every random input fixed (fixtures/exchange-vectors.json): the PAKE's nonce and scalar too.
-    init(role: Role, verifier: CardVerifier, binding: CodeBinding?, ephemeral: X25519.SecretKey, nonce: [UInt8],
-         pakeNonce: [UInt8]?, pakeScalar: Ristretto255.Scalar?) {
+    init(role: Role, verifier: CardVerifier, binding: CodeBinding?, phases: [any PostCardPhase] = [], ephemeral: X25519.SecretKey,
+         nonce: [UInt8], pakeNonce: [UInt8]?, pakeScalar: Ristretto255.Scalar?) {
         precondition(nonce.count == 32 && (pakeNonce == nil || pakeNonce!.count == Self.pakeNonceByteCount))
         self.role = role
+        self.phases = phases
         self.verifier = verifier
         self.binding = binding
         if binding != nil { self.pakeNonce = pakeNonce ?? SecureRandom.bytes(Self.pakeNonceByteCount) }
@@ -189,7 +208,7 @@ public final class ExchangeSession {
     // MARK: Handshake
 
     /// The first frame body: the dialer's HELLO (nil for the listener, which waits).
-    public func start() -> [UInt8]? {
+    func start() -> [UInt8]? {
         guard role == .dialer else { return nil }
         guard case .idle = handshake else { preconditionFailure("the dialer starts once") }
         if binding != nil {
@@ -206,7 +225,7 @@ public final class ExchangeSession {
     }
 
     /// Handles one frame body from the peer; returns the frame bodies to send and an event.
-    public func receive(_ body: [UInt8]) throws(ExchangeError) -> (send: [[UInt8]], event: Event?) {
+    func receive(_ body: [UInt8]) throws(ExchangeError) -> (send: [[UInt8]], event: Event?) {
         guard let type = body.first.flatMap(Message.init(rawValue:)) else {
             throw .malformedFrame("unknown message type \(body.first ?? 0)")
         }
@@ -340,7 +359,7 @@ public final class ExchangeSession {
     }
 
     /// The frame a listener sends when the dialer's confirmation fails: plaintext, nothing derived from the key.
-    public static let mismatchFrame: [UInt8] = [Message.pakeMismatch.rawValue]
+    static let mismatchFrame: [UInt8] = [Message.pakeMismatch.rawValue]
 
     /// `lv_cat(nonce_D, nonce_L)`: fresh randomness from both sides (§5.6).
     private func pakeSessionID() -> [UInt8] {
@@ -475,17 +494,17 @@ public final class ExchangeSession {
         bindingDomain + transcriptHash + SHA256.hash(cardBytes)
     }
 
-    // MARK: What the application sends
+    // MARK: What this side sends (the steps `handle` takes)
 
     /// After the person compared the codes: CONFIRM when they match, DECLINE otherwise.
-    public func confirm(_ matches: Bool) -> [UInt8] {
+    func confirm(_ matches: Bool) -> [UInt8] {
         precondition(code != nil && outgoing == .undecided)
         if matches { outgoing = .confirmed }
         return seal(matches ? .confirm : .decline, [])
     }
 
     /// Our signed card with its binding signature. Only after both confirmations.
-    public func card(_ card: SignedCard, signedBy key: Ed25519.SigningKey) -> [UInt8] {
+    func card(_ card: SignedCard, signedBy key: Ed25519.SigningKey) -> [UInt8] {
         precondition(outgoing == .confirmed && confirmedByPeer)
         precondition(key.publicKey == card.payload.signPubKey)
         outgoing = .cardSent
@@ -494,20 +513,20 @@ public final class ExchangeSession {
     }
 
     /// Tells the peer we verified its card and will store it.
-    public func acknowledge() -> [UInt8] {
+    func acknowledge() -> [UInt8] {
         guard case .card(let peer) = incoming else { preconditionFailure("acknowledge a verified card once") }
         incoming = .acknowledged(peer)
         return seal(.ack, [])
     }
 
     /// A sealed message of a post-card phase; only once both sides acknowledged the cards.
-    public func postCard(type: UInt8, content: [UInt8]) -> [UInt8] {
+    func postCard(type: UInt8, content: [UInt8]) -> [UInt8] {
         precondition(isComplete && type >= Self.firstPostCardType)
         return seal(type: type, content)
     }
 
     /// Tells the peer why we refuse (before closing).
-    public func reject(_ reason: String) -> [UInt8]? {
+    func reject(_ reason: String) -> [UInt8]? {
         guard sendKey != nil else { return nil }
         return seal(.reject, Array(reason.utf8.prefix(200)))
     }

@@ -9,14 +9,14 @@ import MeishiCrypto
 /// the same `crypto_box` as `meishi send` uses, so it is stored sealed and stays deniable.
 public struct ExchangeMessages: Sendable {
     /// Our envelope for the peer whose card just verified, or nil for none.
-    public var outgoing: @Sendable (VerifiedCard) throws -> MessageEnvelope?
+    public var outgoing: @Sendable (VerifiedCard) throws(MessageEnvelopeError) -> MessageEnvelope?
     /// Checks and stores the peer's envelope (the card has been verified and acknowledged).
     public var incoming: @Sendable ([UInt8], VerifiedCard) -> MessageVerdict
     /// Whether this side's session was authenticated (a code, or digits a person compared):
     /// without it nothing is sent and a received envelope is refused.
     public var authenticated: Bool
 
-    public init(authenticated: Bool, outgoing: @escaping @Sendable (VerifiedCard) throws -> MessageEnvelope?,
+    public init(authenticated: Bool, outgoing: @escaping @Sendable (VerifiedCard) throws(MessageEnvelopeError) -> MessageEnvelope?,
                 incoming: @escaping @Sendable ([UInt8], VerifiedCard) -> MessageVerdict) {
         self.authenticated = authenticated
         self.outgoing = outgoing
@@ -26,12 +26,12 @@ public struct ExchangeMessages: Sendable {
 
 /// Why the message phase broke off (the cards stay stored).
 public enum ExchangeMessageFailure: Equatable, Sendable {
-    /// Our envelope could not be made; the reason as the application gave it.
-    case notSealed(String)
+    /// Our envelope could not be made.
+    case notSealed(MessageEnvelopeError)
     /// The peer broke the phase's rules, or its frames stopped authenticating.
     case protocolViolation(ExchangeError)
-    /// The connection ended or timed out (as people read it).
-    case connectionLost(String)
+    /// The connection ended or timed out.
+    case connectionLost(ConnectionLoss)
 }
 
 /// How the message phase ended, for each direction.
@@ -124,13 +124,13 @@ public final class ExchangeMessagePhase: PostCardPhase, @unchecked Sendable {
         return "message phase: \(mine), \(theirs)" + (outcome.failure == nil ? "" : "; broke off")
     }
 
-    public func start(_ context: PostCardContext) async -> [PostCardMessage] {
+    public func start(_ context: PostCardContext) -> [PostCardMessage] {
         guard case .notStarted = state else { preconditionFailure("the message phase starts once") }
         var envelope: MessageEnvelope?
         do {
             envelope = try hooks.outgoing(context.peerCard)
         } catch {
-            outcome.failure = .notSealed("\(error)")
+            outcome.failure = .notSealed(error)
         }
         if envelope != nil, !hooks.authenticated {
             outcome.withheld = true
@@ -142,7 +142,7 @@ public final class ExchangeMessagePhase: PostCardPhase, @unchecked Sendable {
                 ?? PostCardMessage(type: MessageFrame.none, content: [])]
     }
 
-    public func receive(_ message: PostCardMessage) async -> [PostCardMessage] {
+    public func receive(_ message: PostCardMessage) -> [PostCardMessage] {
         guard case .running(let peer, let ours, let heardPeer) = state else {
             return interrupted(.unexpected(.unexpectedMessage("post-card message \(message.type) after the message phase")))
         }

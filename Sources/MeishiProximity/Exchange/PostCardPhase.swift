@@ -36,18 +36,50 @@ public enum PostCardInterruption: Error, Equatable, Sendable {
     case unexpected(ExchangeError)
     /// The channel failed (a frame that did not authenticate, a bad frame): nothing more is sent.
     case broken(ExchangeError)
-    /// The connection ended or timed out (as people read it).
-    case connectionLost(String)
+    /// The connection ended or timed out.
+    case connectionLost(ConnectionLoss)
+}
+
+/// What a session waits for: where a lost connection caught it.
+public enum SessionStep: Equatable, Sendable {
+    case handshake
+    /// The other person's confirmation of the digits (or ours).
+    case confirmation
+    /// The peer's card.
+    case card
+    /// The peer's acknowledgement of our card.
+    case acknowledgement
+    /// The peer's messages of a post-card phase, by the phase's `name`.
+    case phase(String)
+}
+
+/// How a connection ended before the session was done with it (the executable words it).
+public enum ConnectionLoss: Equatable, Sendable {
+    /// The peer closed it while this side waited.
+    case closed(waiting: SessionStep)
+    /// Nothing came within the step limit.
+    case timedOut(waiting: SessionStep)
+    /// The socket failed, in the system's words.
+    case failed(String)
+}
+
+/// Work a phase needs done off the session before it can go on, such as the common-friends
+/// blinding computed ahead on another task: the driver awaits `run`, then feeds `.workDone`.
+public struct PostCardWork: Sendable {
+    public let run: @Sendable () async -> Void
+    public init(_ run: @escaping @Sendable () async -> Void) { self.run = run }
 }
 
 /// A phase that runs after both ACKs on the session's sealed channel (docs/PROTOCOL.md §8): the
-/// driver (`ExchangeTransport.drive`) sends what `start` returns, then feeds it each message of
+/// session (`ExchangeSession.handle`) sends what `start` returns, then gives it each message of
 /// its `innerTypes` and sends what it answers until `isFinished`; any other frame interrupts it.
 /// A phase never throws: a peer breaking its rules ends it with an outcome it keeps (read it from
-/// `ExchangeResult.phase(_:)`), and the cards stay stored whatever happens here.
+/// `ExchangeResult.phase(_:)`), and the cards stay stored whatever happens here. A phase has no
+/// sockets and never waits: what it needs from outside it asks for as `awaiting` work.
 ///
 /// Adding a phase is a type conforming to this, an inner-type range of its own in PROTOCOL §8's
-/// table, its place in `ExchangeParticipant.phases` and the wording of its outcome.
+/// table, its place in the list of phases the application gives the session, and the wording of
+/// its outcome.
 ///
 /// A phase object belongs to one session and is used by that session's task alone.
 public protocol PostCardPhase: AnyObject, Sendable {
@@ -58,12 +90,21 @@ public protocol PostCardPhase: AnyObject, Sendable {
     /// One line on how it went, for `--verbose`.
     var summary: String { get }
     /// The first messages to send (none when the phase waits for the peer).
-    func start(_ context: PostCardContext) async -> [PostCardMessage]
+    func start(_ context: PostCardContext) -> [PostCardMessage]
     /// A message of the peer of one of `innerTypes`; returns the messages to send.
-    func receive(_ message: PostCardMessage) async -> [PostCardMessage]
-    /// The phase has its outcome: the driver goes on to the next.
+    func receive(_ message: PostCardMessage) -> [PostCardMessage]
+    /// Work to be done before the phase goes on (nil: none); once done, `resume` is called.
+    var awaiting: PostCardWork? { get }
+    /// The work asked for is done; returns the messages to send.
+    func resume() -> [PostCardMessage]
+    /// The phase has its outcome: the session goes on to the next.
     var isFinished: Bool { get }
     /// Ends the phase with `reason` as its outcome; returns what to tell the peer (sent only
     /// for `.unexpected`).
     func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage]
+}
+
+extension PostCardPhase {
+    public var awaiting: PostCardWork? { nil }
+    public func resume() -> [PostCardMessage] { [] }
 }

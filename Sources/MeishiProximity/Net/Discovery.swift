@@ -142,6 +142,8 @@ public final class Discovery: Sendable {
     /// The same announcement asking to be answered at once: the first burst sends it.
     private let query: [UInt8]
     private let lastAnswer = NIOLockedValueBox<Double>(-1)
+    /// Rung whenever an announcement is recorded, so `waitForChoice` looks again at once.
+    private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
     public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?,
@@ -314,7 +316,7 @@ public final class Discovery: Sendable {
             if n < 3 || n % 4 == 0 { announce(asking: n < 3) }
         }
         let tasks = receivers.map { receiver in
-            Task { [peers] in
+            Task { [peers, doorbell] in
                 do {
                     try await receiver.executeThenClose { inbound, _ in
                         for try await envelope in inbound {
@@ -326,6 +328,7 @@ public final class Discovery: Sendable {
                             peers.withLockedValue { p in
                                 Self.record(a, from: envelope.remoteAddress, now: now, in: &p)
                             }
+                            doorbell.continuation.yield(())
                             if a.wantsAnswer { self.answer(now: now) }
                         }
                     }
@@ -335,13 +338,23 @@ public final class Discovery: Sendable {
         background.withLockedValue { $0 = (ticker, tasks) }
     }
 
-    /// Waits until `choose` picks a peer among those heard (checked every 10 ms) or `deadline`
-    /// (monotonic seconds) passes.
-    public func waitForChoice(until deadline: Double, choose: @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
+    /// Waits until `choose` picks a peer among those heard or `deadline` (monotonic seconds)
+    /// passes. `choose` is asked again whenever an announcement arrives, at each of `alsoAt`
+    /// (a rule that depends on time: discovery's window) and at the deadline; no polling.
+    public func waitForChoice(until deadline: Double, alsoAt: [Double] = [],
+                              choose: @Sendable ([DiscoveredPeer], Double) -> DiscoveredPeer?) async -> DiscoveredPeer? {
+        let loop = receivers[0].channel.eventLoop
+        let ring = doorbell.continuation
+        let start = ExchangeTransport.now()
+        let alarms = (alsoAt + [deadline]).map { at in
+            loop.scheduleTask(in: .nanoseconds(Int64(max(0, at - start) * 1e9))) { ring.yield(()) }
+        }
+        defer { for alarm in alarms { alarm.cancel() } }
+        var rings = doorbell.stream.makeAsyncIterator()
         while ExchangeTransport.now() < deadline {
             let now = ExchangeTransport.now()
             if let pick = choose(currentPeers(now: now), now) { return pick }
-            try? await Task.sleep(for: .milliseconds(10))
+            guard await rings.next() != nil else { return nil }
         }
         return nil
     }

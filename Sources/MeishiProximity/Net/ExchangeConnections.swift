@@ -237,7 +237,7 @@ public enum ExchangeTransport {
         case .unreachable(let w): w
         case .protocolFailure(let e): e.description
         case .declinedLocally: "the code was not confirmed"
-        case .connectionLost(let w): "connection lost \(w)"
+        case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w
         }
     }

@@ -41,7 +41,7 @@ public enum Rendezvous {
         listening(server.port)
         discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
-        let chosen = await discovery.waitForChoice(until: deadline) { peers, now in
+        let chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { peers, now in
             choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
         }
         let outcome: Result<ExchangeResult, ExchangeFailure>
