@@ -72,9 +72,16 @@ struct ContactsImport: SynchronousCommand {
             obj["contact"] = CardRendering.json(outcome.contact)
             let c = outcome.contact
             if case .imported(_, let conflicts, let sharing) = outcome, c.id != nil {
-                // A value shared with an unsigned contact of another name is said once, as sharing.
+                // A value shared with an unsigned contact of another name is said once, as sharing;
+                // the DID of a verified contact under another name, once, as that.
                 let shared = Set(sharing.map(\.contactID))
-                out.warnConflicts(c, who: who, conflicts.filter { $0.trust > .unsigned || !shared.contains($0.id ?? 0) },
+                let claimed = conflicts.first { $0.trust > .unsigned && $0.did == card.contact.did }
+                if let v = claimed {
+                    out.warn("\(who) carries the DID of #\(v.id ?? 0) \(CardRendering.name(v.name)) (\(v.trust.rawValue)) under another "
+                             + "name: kept apart as #\(c.id ?? 0), nothing added to #\(v.id ?? 0)")
+                    obj["claimsDIDOf"] = .number(Double(v.id ?? 0))
+                }
+                out.warnConflicts(c, who: who, conflicts.filter { $0.id != claimed?.id && ($0.trust > .unsigned || !shared.contains($0.id ?? 0)) },
                                   sharing: "name, email or phone")
                 if !sharing.isEmpty { obj["sharesWith"] = .array(sharing.map(Self.json)) }
             }

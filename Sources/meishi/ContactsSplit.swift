@@ -29,7 +29,7 @@ struct ContactsSplit: SynchronousCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        let s = try global.session(ctx).contacts.split(ref)
+        let s = try global.session(ctx).contacts.split(ref, now: ctx.unixNow)
         if json {
             ctx.out.json(.object(["remaining": CardRendering.json(s.remaining), "separated": CardRendering.json(s.separated),
                                   "removed": CardRendering.fields(s.removed), "mergesLeft": .number(Double(s.mergesLeft))]))

@@ -16,7 +16,7 @@ import MeishiCard
         if let name { fields[.name] = [name] }
         if !email.isEmpty { fields[.email] = email }
         if !phone.isEmpty { fields[.phone] = phone }
-        let k = key ?? "unsigned:" + [name ?? "", email.first ?? "", phone.first ?? ""].joined(separator: "|")
+        let k = key ?? "unsigned:" + ([name ?? ""] + email + phone).joined(separator: "|")
         return UnsignedCard(ImportedContact(fields: fields, format: "vCard 3.0"), key: k)
     }
 
@@ -84,14 +84,16 @@ import MeishiCard
         _ = try importing(store, [card("Alice Smith", email: ["alice@work.example"], phone: ["+1 555 0100", "+1 555 0199"])])
         let joined = try store.resolve("Alice Smith")
         #expect(joined.fields[.email] == ["alice@smith.example", "alice@work.example"] && joined.fields[.phone]?.count == 2)
-        let split = try store.split("Alice Smith")
+        let split = try store.split("Alice Smith", now: 2_000)
         #expect(split.remaining.fields == [.name: ["Alice Smith"], .email: ["alice@smith.example"], .phone: ["+1 555 0100"]])
         #expect(split.separated.fields[.email] == ["alice@work.example"] && split.separated.fields[.phone]?.count == 2)
         #expect(split.removed == [.email: ["alice@work.example"], .phone: ["+1 555 0199"]] && split.mergesLeft == 0)
         #expect(try store.count() == 2)
         // Its emails and phones are searchable again under the right contact.
         #expect(try store.list(ContactQuery(search: "0199")).map(\.id) == [split.separated.id])
-        #expect(throws: StoreError.noRecordedMerge(id: split.remaining.id!, name: "Alice Smith")) { try store.split("\(split.remaining.id!)") }
+        #expect(throws: StoreError.nothingToSplit(id: split.remaining.id!, name: "Alice Smith", .allUndone(count: 1))) {
+            try store.split("\(split.remaining.id!)", now: 2_000)
+        }
     }
 
     /// Issue 22 finding 2: 2,000 cards named Alice (distinct emails) each rewrote the look-alike
@@ -176,11 +178,18 @@ import MeishiCard
         let store = try ContactStore(path: path)
         #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import", "v3-common-friends", "v3-messages", "v4-common-friends-found",
-                    "v4-message-sender-key", "v5-import-merges", "v5-card-history"])
+                    "v4-message-sender-key", "v5-import-merges", "v5-card-history", "v7-import-uid"])
         let ken = try store.resolve("Ken")
         let history = try store.history(of: ken.id!)
         #expect(history.count == 1)
         #expect(history.first?.payload == Data("{}".utf8) && history.first?.received == 20 && history.first?.fields == ken.fields)
         #expect(try store.history(of: try store.resolve("Vee").id!).isEmpty)
+        // v7-import-uid: an unsigned contact keeps the UID its exports carried, and its card
+        // imported again (found under the key it was stored under then) is unchanged.
+        let vee = try store.resolve("Vee")
+        #expect(vee.uid == Contact.uuidURN("unsigned:abc") && vee.exportUID == vee.uid)
+        let again = try store.importUnsigned([UnsignedCard(ImportedContact(fields: [.name: ["Vee"]], format: "vCard 3.0"), key: "unsigned:card:new",
+                                                           formerKey: "unsigned:abc")], merge: false, source: "vcard", seen: 30, dryRun: false)
+        #expect(again == [.unchanged(vee)])
     }
 }
