@@ -12,13 +12,17 @@ struct ContactsImport: SynchronousCommand {
             Reads every card in each file, whatever the address book that wrote it (folded lines, \
             quoted-printable, CHARSET=, Shift_JIS or Latin-1 files, groups; photos are skipped). A card \
             merges into an unsigned contact of the same person only: the same name (compared as the \
-            impersonation check compares names) and a shared email or phone; it adds only what is \
-            missing (--no-merge keeps it apart; 'meishi contacts split' undoes a merge). A card sharing \
-            an email or phone with a contact of another name is kept apart, and the import says so. It merges into a verified contact only when it carries that contact's DID \
-            in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
-            name, email or phone under another or no DID is kept apart and flagged as a possible \
-            impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
-            exit 65 when any card was lost to one.
+            impersonation check compares names) and a shared email or phone, or the same name and \
+            UID; it adds only what is missing, a second title or note too (--no-merge keeps every card \
+            apart; 'meishi contacts split' undoes a merge). The same card imported again is unchanged: \
+            a card is known by a digest of its values, kept properties, UID and claimed DID (not REV), \
+            and meishi's own export by its UID. A card sharing an email or phone with a contact of \
+            another name is kept apart, and the import says so. It merges into a verified contact only \
+            when it carries that contact's DID in X-MEISHI-DID and the same name, and then only as \
+            unsigned information; under another name it is kept apart, with a warning. A card matching \
+            a verified contact's name, email or phone under another or no DID is kept apart and flagged \
+            as a possible impersonation. Problems are reported as FILE:LINE and the rest of the file \
+            still imports; exit 65 when any card was lost to one.
 
             Examples:
               meishi contacts import --dry-run phone-export.vcf
