@@ -16,6 +16,9 @@ extension VCard {
         for card in parsed.cards {
             if let c = contact(from: card) {
                 contacts.append((card.line, c))
+                if c.name == nil, let fn = card.properties.first(where: { $0.name == "FN" }), fn.text.utf8.count > Card.maximumValueBytes {
+                    problems.append(VCardProblem(line: card.line, reason: .nameTooLong(limit: Card.maximumValueBytes)))
+                }
             } else {
                 problems.append(VCardProblem(line: card.line, reason: .emptyCard))
             }

@@ -196,7 +196,8 @@ extension VCard {
         if !v4 { lines.append("PRODID:-//meishi//meishi " + "contacts export//EN") }
         let name = entry.fields[.name]?.first
         let fallback = [FieldName.org, .email, .phone].lazy.compactMap { entry.fields[$0]?.first }.first
-        lines.append("FN:" + escape(name ?? fallback ?? "-"))
+        // A name too long for the field is kept as written (with the other kept properties).
+        if name != nil || !kept.contains("FN") { lines.append("FN:" + escape(name ?? fallback ?? "-")) }
         lines += inPlace["N"] ?? (kept.contains("N") ? [] : ["N:;" + escape(name ?? "") + ";;;"])
         func isUnsigned(_ field: FieldName, _ value: String) -> Bool { entry.unsigned[field]?.contains(value) ?? false }
         func decorated(_ field: FieldName, _ property: String, _ value: String) -> String {

@@ -63,7 +63,10 @@ struct ContactsImport: SynchronousCommand {
         let would = dryRun ? "would be " : ""
         var cards: [JSONValue] = []
         for card in report.cards {
-            let who = CardRendering.name(card.contact.name ?? card.contact.fields[.email]?.first)
+            // A nameless card is "(no name)", as list and show say, with its first email or phone.
+            let who = CardRendering.name(card.contact.name)
+                + (card.contact.name != nil ? "" : [FieldName.email, .phone].lazy.compactMap { card.contact.fields[$0]?.first }.first
+                    .map { " <" + Console.safe($0) + ">" } ?? "")
             var obj: [String: JSONValue] = ["file": .string(card.file), "line": .number(Double(card.line))]
             guard let outcome = card.outcome else {
                 obj["result"] = .string("skipped")

@@ -215,4 +215,21 @@ import Testing
         #expect(names?.filter { $0 == nil }.count == 3 && names?.contains("-") == false && names?.contains("zed@example.com") == false,
                 "\(String(describing: names))")
     }
+
+    /// Minor findings: a nameless contact was "zed@example.com" in the import, "-" in the list
+    /// and "(no name)" in show; a name over 256 bytes was dropped silently.
+    @Test func aNamelessContactIsNoNameEverywhereAndALongNameIsSaid() async throws {
+        let p = await home()
+        let long = String(repeating: "A", count: 300)
+        let f = try file("nameless.vcf", "BEGIN:VCARD\r\nVERSION:3.0\r\nEMAIL:zed@example.com\r\nEND:VCARD\r\n"
+                         + "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(long)\r\nTEL:+1 555 0000\r\nEND:VCARD\r\n")
+        let r = await p("contacts", "import", f)
+        #expect(r.out.hasPrefix("imported (no name) <zed@example.com> as #1 (unsigned)\nimported (no name) <+1 555 0000> as #2 (unsigned)\n"),
+                "\(r.out)")
+        #expect(r.err.contains("meishi: warning: \(f):5: name (FN) longer than 256 bytes: stored without a name, the FN kept as written"),
+                "\(r.err)")
+        #expect(await p("contacts", "list").out.contains("#1  (no name)  -"))
+        #expect(await p("contacts", "show", "1").out.hasPrefix("(no name)  [#1, unsigned]"))
+        #expect(await p("contacts", "export", "2").out.contains("FN:" + long.prefix(70)))
+    }
 }
