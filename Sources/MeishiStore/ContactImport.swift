@@ -91,10 +91,10 @@ extension ContactStore {
         return outcomes
     }
 
-    /// One card, decided in this order: (1) it carries the DID of a verified contact: merged into
-    /// it as unsigned information when the names agree, else kept apart (its claim dropped) and
-    /// flagged; (2) the same card was imported before (its key is a contact's, or a merge's not
-    /// undone): unchanged; (3) a contact stored by an older version under the card's former key
+    /// One card, decided in this order: (1) the same card was imported before (its key is a
+    /// contact's, or a merge's not undone): unchanged; (2) it carries the DID of a verified
+    /// contact: merged into it as unsigned information when the names agree, else kept apart
+    /// (its claim dropped) and flagged; (3) a contact stored by an older version under the card's former key
     /// or its claimed DID already holds all of it: unchanged; (4) when `merge`, the same name and
     /// the same UID (the card edited elsewhere), or the same name and claimed DID, or the same
     /// name and a shared email or phone: merged; (5) else a new contact.
@@ -104,6 +104,12 @@ extension ContactStore {
         // Cached statements: an import of thousands of cards would otherwise prepare (and
         // authorize) the same few statements for every card.
         let byDID = try db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?")
+        // The same card again, standing alone (after a split too) or merged into a contact.
+        if let same = try Contact.fetchOne(byDID, arguments: [card.key]) { return .unchanged(same) }
+        let mergedBefore = try db.cachedStatement(sql: """
+            SELECT c.* FROM import_merge m JOIN contact c ON c.id = m.contactId WHERE m.key = ? AND m.undoneAt IS NULL LIMIT 1
+            """)
+        if let same = try Contact.fetchOne(mergedBefore, arguments: [card.key]) { return .unchanged(same) }
         var claimed = c.did.map { "unsigned:" + $0 }
         var claimsVerified: Contact?
         if let did = c.did, let verified = try Contact.fetchOne(byDID, arguments: [did]), verified.trust > .unsigned {
@@ -113,11 +119,6 @@ extension ContactStore {
             claimsVerified = verified
             claimed = nil
         }
-        if let same = try Contact.fetchOne(byDID, arguments: [card.key]) { return .unchanged(same) }
-        let mergedBefore = try db.cachedStatement(sql: """
-            SELECT c.* FROM import_merge m JOIN contact c ON c.id = m.contactId WHERE m.key = ? AND m.undoneAt IS NULL LIMIT 1
-            """)
-        if let same = try Contact.fetchOne(mergedBefore, arguments: [card.key]) { return .unchanged(same) }
         for k in [card.formerKey, claimed].compactMap({ $0 }) {
             if let held = try Contact.fetchOne(byDID, arguments: [k]), held.trust == .unsigned, holdsAll(c, held) { return .unchanged(held) }
         }
@@ -164,11 +165,11 @@ extension ContactStore {
         return Contact.uuidURN(key)
     }
 
-    /// Whether `existing` holds every value of `c` (in its fields, earlier or unsigned ones) and
-    /// every property kept beside them.
+    /// Whether `existing` is of the same name as `c` (folded; or neither has one) and holds every
+    /// value of `c` (in its fields, earlier or unsigned ones) and every property kept beside them.
     static func holdsAll(_ c: ImportedContact, _ existing: Contact) -> Bool {
         let held = [existing.fields, existing.earlierFields ?? [:], existing.unsignedFields ?? [:]]
-        return missing(c.fields, from: held).isEmpty
+        return existing.nameSkeleton == c.name.map(NameSkeleton.folded) && missing(c.fields, from: held).isEmpty
             && VCardExtras(json: existing.vcard).holds(c.extras)
     }
 
