@@ -62,6 +62,16 @@ import Testing
         #expect(await count(p) == 2)
     }
 
+    /// Finding 2b on the corpus: four unrelated files, none with a name, email or phone in common,
+    /// became one contact ("1 imported, 3 merged").
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: ContactsVCardTests.corpus), "skipped: ../shared/corpus/vcard is not present"))
+    func fourUnrelatedCorpusCardsStayFour() async throws {
+        let p = await home()
+        let files = ["ical4j-vcard/vcard-url.vcf", "ical4j-vcard/vcard-group.vcf", "android-vcard/v21_android_custom_prop.vcf",
+                     "android-vcard/v21_im.vcf"].map { ContactsVCardTests.corpus + "/" + $0 }
+        #expect(await p(["contacts", "import"] + files).out.hasSuffix("4 imported, 0 merged, 0 skipped\n"))
+    }
+
     /// Finding 2c: two cards claiming the same X-MEISHI-DID (unknown to the store) under
     /// different names, sharing nothing, merged even with --no-merge. The first keeps the claim;
     /// a card holding nothing but another name and the claim is not "already held" by it.
