@@ -96,6 +96,27 @@ import MeishiCard
         }
     }
 
+    /// Issue 21 finding 5: with nothing to undo, split says why. An unsigned contact no import
+    /// changed after the one that made it, or a signed one without unsigned information, was never
+    /// merged; one an import touched later (an older version moved last-seen on a merge), or a
+    /// signed one holding unsigned information, may hold merges an older version did not record.
+    @Test func splitTellsNeverMergedFromUnrecorded() throws {
+        let store = try ContactStore(path: path)
+        _ = try importing(store, [card("Bob Smith", email: ["bob@smith.example"]), card("Vee Old", email: ["vee@old.example"])])
+        _ = try store.store(Contact(did: "did:key:z6MkKen", fields: [.name: ["Ken"]], level: .public, trust: .met, source: "exchange",
+                                    seen: 500, cardTimestamp: 400, payload: Data("k".utf8)))
+        _ = try store.store(Contact(did: "did:key:z6MkMei", fields: [.name: ["Mei"]], level: .public, trust: .met, source: "exchange",
+                                    seen: 500, cardTimestamp: 400, payload: Data("m".utf8)))
+        try store.write { db in
+            try db.execute(sql: "UPDATE contact SET lastSeen = lastSeen + 100 WHERE name = 'Vee Old'")
+            try db.execute(sql: #"UPDATE contact SET unsignedFields = '{"phone":["+1 555 0100"]}' WHERE name = 'Mei'"#)
+        }
+        for (ref, why) in [("Bob Smith", NothingToSplit.neverMerged), ("Ken", .neverMerged), ("Vee Old", .unrecorded), ("Mei", .unrecorded)] {
+            let c = try store.resolve(ref)
+            #expect(throws: StoreError.nothingToSplit(id: c.id!, name: c.name, why)) { try store.split(ref, now: 2_000) }
+        }
+    }
+
     /// Issue 22 finding 2: 2,000 cards named Alice (distinct emails) each rewrote the look-alike
     /// list of every earlier one, quadratic in rows written and in list length (2,000 took over
     /// 7.5 minutes and 5.5 GB). Each contact now records at most `maximumLookAlikes` of them each
