@@ -14,6 +14,8 @@ public struct ImportedContact: Equatable, Sendable {
     public var did: String?
     /// `REV` as Unix seconds, when present and parseable.
     public var revision: Int64?
+    /// The card's `UID`: kept, exported again, and how a later import of the card finds it.
+    public var uid: String?
     /// "vCard 4.0", "vCard 2.1", "MECARD".
     public var format: String
     /// What meishi has no field for, kept to be written back on export.
@@ -26,15 +28,17 @@ public struct ImportedContact: Equatable, Sendable {
 
     public var name: String? { fields[.name]?.first }
 
-    /// Adds `value` to `field`; false when it cannot be held (too long, a second value of a
-    /// single-valued field, too many values) and should be kept some other way.
+    /// Adds `value` to `field`; false when it cannot be held (too long, a second name, too many
+    /// values) and should be kept some other way.
     @discardableResult
     mutating func add(_ field: FieldName, _ value: String, decoration: VCardExtras.Decoration? = nil) -> Bool {
         var v = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if v.unicodeScalars.contains("\r") { v = v.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n") }
         guard !v.isEmpty else { return true }
         guard v.utf8.count <= Card.maximumValueBytes, !v.unicodeScalars.contains("\u{0}") else { return false }
-        if field.isMultiValued {
+        // A second title, note, organisation or address is a value too (vCard allows several);
+        // a second name is not (it is kept as written).
+        if field.isMultiValued || (field != .name && fields[field] != nil) {
             if (fields[field] ?? []).contains(v) { return true }
             guard (fields[field]?.count ?? 0) < Self.maximumValuesPerField else { return false }
             fields[field, default: []].append(v)

@@ -47,9 +47,38 @@ public struct VCardExtras: Equatable, Sendable {
         properties.append(line)
     }
 
-    /// `other`'s properties and decorations added to these (these win).
+    /// A content line as `VCard.write` writes its value (a raw line break, kept by older versions
+    /// from a quoted-printable value, as `\n`; other control characters left out): two lines of
+    /// the same canonical form are one property.
+    /// A binary value is the same property as base64 with `ENCODING=b` (3.0) or as a `data:` URI
+    /// (4.0), whatever its parameters.
+    public static func canonical(_ line: String) -> String {
+        if let raw = VCardParser.RawProperty(Array(line.utf8)) {
+            let head = (raw.group.map { $0 + "." } ?? "") + raw.name
+            let value = String(decoding: raw.value, as: UTF8.self)
+            let encoding = raw.parameters.last { $0.name == "ENCODING" }?.values.first?.uppercased()
+            if encoding == "B" || encoding == "BASE64" { return "binary " + head + ":" + value }
+            if value.hasPrefix("data:"), let comma = value.firstIndex(of: ","), value[..<comma].hasSuffix(";base64") {
+                return "binary " + head + ":" + value[value.index(after: comma)...]
+            }
+        }
+        guard line.unicodeScalars.contains(where: VCard.isControl) else { return line }
+        let escaped = line.replacingOccurrences(of: "\r\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\n")
+            .replacingOccurrences(of: "\n", with: "\\n")
+        return String(String.UnicodeScalarView(escaped.unicodeScalars.filter { !VCard.isControl($0) }))
+    }
+
+    /// Whether every property of `other` is one of these.
+    public func holds(_ other: VCardExtras) -> Bool {
+        let mine = Set(properties.map(Self.canonical))
+        return other.properties.allSatisfy { mine.contains(Self.canonical($0)) }
+    }
+
+    /// `other`'s properties (those not held in another form: see `canonical`) and decorations
+    /// added to these (these win).
     public mutating func merge(_ other: VCardExtras) {
-        for line in other.properties { add(line: line) }
+        var have = Set(properties.map(Self.canonical))
+        for line in other.properties where have.insert(Self.canonical(line)).inserted { add(line: line) }
         decorations.merge(other.decorations) { mine, _ in mine }
     }
 

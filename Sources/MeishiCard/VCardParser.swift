@@ -77,6 +77,9 @@ public struct VCardProblem: Error, Equatable, Sendable, CustomStringConvertible 
         case invalidBase64
         /// A card with nothing meishi can store (no name, email, phone or other property); skipped.
         case emptyCard
+        /// An `FN` longer than a card value may be: the contact is stored without a name, the
+        /// `FN` kept as written (exported again).
+        case nameTooLong(limit: Int)
     }
 
     public let line: Int
@@ -107,6 +110,7 @@ public struct VCardProblem: Error, Equatable, Sendable, CustomStringConvertible 
         case .unknownCharset(let c): "unknown CHARSET \"\(TerminalText.sanitized(c))\", read as the file's encoding"
         case .invalidBase64: "invalid base64, property skipped"
         case .emptyCard: "card holds nothing to import, skipped"
+        case .nameTooLong(let n): "name (FN) longer than \(n) bytes: stored without a name, the FN kept as written for export"
         }
     }
 }

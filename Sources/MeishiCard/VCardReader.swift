@@ -16,6 +16,9 @@ extension VCard {
         for card in parsed.cards {
             if let c = contact(from: card) {
                 contacts.append((card.line, c))
+                if c.name == nil, let fn = card.properties.first(where: { $0.name == "FN" }), fn.text.utf8.count > Card.maximumValueBytes {
+                    problems.append(VCardProblem(line: card.line, reason: .nameTooLong(limit: Card.maximumValueBytes)))
+                }
             } else {
                 problems.append(VCardProblem(line: card.line, reason: .emptyCard))
             }
@@ -36,6 +39,8 @@ extension VCard {
     public static func contact(from card: ParsedVCard) -> ImportedContact? {
         var contact = ImportedContact(format: "vCard " + (card.version ?? "3.0"))
         var nameFromN: String?
+        var ownExport = false  // meishi wrote it (`contacts export`): it carries X-MEISHI-TRUST
+        var emptyN = false
         for prop in card.properties {
             if VCardParser.binaryProperties.contains(prop.name) { continue }  // skipped, never stored
             if prop.isBinary {  // a picture in X-MS-CARDPICTURE: kept as base64, never a field
@@ -50,6 +55,7 @@ extension VCard {
                 let parts = [c[safe: 3], c[safe: 1], c[safe: 2], c[safe: 0], c[safe: 4]].compactMap { $0 }
                     .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 if !parts.isEmpty, nameFromN == nil { nameFromN = parts.joined(separator: " ") }
+                if parts.isEmpty { emptyN = true }
             case "ORG": _ = contact.add(.org, prop.components.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", "))
             case "TITLE": kept = contact.add(.title, prop.text)
             case "EMAIL":
@@ -64,6 +70,10 @@ extension VCard {
             case "ADR": _ = contact.add(.address, prop.components.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", "))
             case "NOTE": kept = contact.add(.note, prop.text)
             case "REV": contact.revision = parseRevision(prop.text)
+            case "UID":
+                let u = prop.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !u.isEmpty, u.utf8.count <= Self.maximumUIDBytes, !u.unicodeScalars.contains(where: isControl) { contact.uid = u }
+            case "X-MEISHI-TRUST": ownExport = true
             case "X-MEISHI-DID":
                 let d = prop.text.trimmingCharacters(in: .whitespaces)
                 if DIDKey.ed25519PublicKey(from: d) != nil { contact.did = d }
@@ -79,12 +89,35 @@ extension VCard {
             }
         }
         if contact.fields[.name] == nil, let n = nameFromN { _ = contact.add(.name, n) }
+        if ownExport { dropExportFallbacks(&contact, emptyN: emptyN) }
         return contact.fields.isEmpty && contact.did == nil && contact.extras.properties.isEmpty ? nil : contact
+    }
+
+    /// Longest `UID` kept (a UUID URN is 45 bytes, a did:key 56).
+    static let maximumUIDBytes = 256
+
+    /// What `write` adds to a nameless contact's vCard, taken out again when meishi reads its own
+    /// export: the `FN` it falls back on (the organisation, first email or phone, or `-`) when
+    /// `N` is empty, and the `N`, `ORG` and `ADR` lines it writes from the fields, which are not
+    /// properties the contact held.
+    static func dropExportFallbacks(_ contact: inout ImportedContact, emptyN: Bool) {
+        let fields = contact.fields
+        if emptyN, let n = fields[.name]?.first, n == [FieldName.org, .email, .phone].lazy.compactMap({ fields[$0]?.first }).first ?? "-" {
+            contact.fields[.name] = nil
+        }
+        let name = contact.fields[.name]?.first
+        var written: Set<String> = ["N:;" + escape(name ?? "") + ";;;"]
+        for v in contact.fields[.org] ?? [] { written.insert("ORG:" + escape(v)) }
+        for v in contact.fields[.address] ?? [] {
+            written.insert("ADR:;;" + escape(v) + ";;;;")
+            written.insert("ADR" + parameterText([VCardParameter(name: "LABEL", values: [v])]) + ":;;" + escape(v) + ";;;;")
+        }
+        contact.extras.properties.removeAll { written.contains($0) }
     }
 
     /// The group and parameters of an EMAIL, TEL or URL, kept so export can write them back.
     static func decoration(of prop: VCardProperty) -> VCardExtras.Decoration? {
-        let params = prop.parameters.filter { $0.name != "VALUE" }
+        let params = prop.parameters.filter { $0.name != "VALUE" && $0.name != VCard.unsignedParameter }
         guard prop.group != nil || !params.isEmpty else { return nil }
         return VCardExtras.Decoration(group: prop.group, parameters: VCard.parameterText(params))
     }

@@ -83,6 +83,24 @@ extension VCard {
         return head + parameterText(parameters) + ":" + value
     }
 
+    /// The parameter marking a value no signature vouches for, on a signed contact's vCard
+    /// (docs/PROTOCOL.md, vCard export): `TEL;X-MEISHI-UNSIGNED=true:…`.
+    public static let unsignedParameter = "X-MEISHI-UNSIGNED"
+    static let unsignedMark = ";" + unsignedParameter + "=true"
+
+    /// Parameters as written (`;TYPE=work,pref;PREF=1`) without what makes a value preferred:
+    /// `PREF` (4.0) and the `pref` type (3.0).
+    static func withoutPreference(_ parameters: String) -> String {
+        guard let raw = VCardParser.RawProperty(Array(("X" + parameters + ":").utf8)) else { return "" }
+        let kept = raw.parameters.compactMap { p -> VCardParameter? in
+            if p.name == "PREF" { return nil }
+            guard p.name == "TYPE" else { return p }
+            let types = p.values.filter { $0.lowercased() != "pref" }
+            return types.isEmpty ? nil : VCardParameter(name: p.name, values: types)
+        }
+        return parameterText(kept)
+    }
+
     /// Properties a vCard holds at most once (RFC 6350 cardinality `*1`, RFC 2426 and vobject alike).
     static let atMostOnce: Set<String> = ["N", "BDAY", "ANNIVERSARY", "GENDER", "KIND", "SORT-STRING", "CLASS"]
 
@@ -128,15 +146,19 @@ public struct VCardEntry: Sendable {
     /// Written as `REV` (Unix seconds).
     public var revision: Int64
     public var extras: VCardExtras
+    /// Values of `fields` no signature vouches for on a signed contact (an imported vCard's):
+    /// written after the others, with `X-MEISHI-UNSIGNED=true` and never as preferred.
+    public var unsigned: [FieldName: [String]]
 
     public init(uid: String, fields: [FieldName: [String]], did: String?, trust: String?, revision: Int64,
-                extras: VCardExtras = VCardExtras()) {
+                extras: VCardExtras = VCardExtras(), unsigned: [FieldName: [String]] = [:]) {
         self.uid = uid
         self.fields = fields
         self.did = did
         self.trust = trust
         self.revision = revision
         self.extras = extras
+        self.unsigned = unsigned
     }
 }
 
@@ -174,18 +196,31 @@ extension VCard {
         if !v4 { lines.append("PRODID:-//meishi//meishi " + "contacts export//EN") }
         let name = entry.fields[.name]?.first
         let fallback = [FieldName.org, .email, .phone].lazy.compactMap { entry.fields[$0]?.first }.first
-        lines.append("FN:" + escape(name ?? fallback ?? "-"))
+        // A name too long for the field is kept as written (with the other kept properties).
+        if name != nil || !kept.contains("FN") { lines.append("FN:" + escape(name ?? fallback ?? "-")) }
         lines += inPlace["N"] ?? (kept.contains("N") ? [] : ["N:;" + escape(name ?? "") + ";;;"])
+        func isUnsigned(_ field: FieldName, _ value: String) -> Bool { entry.unsigned[field]?.contains(value) ?? false }
         func decorated(_ field: FieldName, _ property: String, _ value: String) -> String {
             let d = entry.extras.decoration(field, value)
-            return (d?.group.map { $0 + "." } ?? "") + property + (d?.parameters ?? "")
+            guard isUnsigned(field, value) else { return (d?.group.map { $0 + "." } ?? "") + property + (d?.parameters ?? "") }
+            return (d?.group.map { $0 + "." } ?? "") + property + withoutPreference(d?.parameters ?? "") + unsignedMark
+        }
+        func plain(_ field: FieldName, _ property: String, _ value: String) -> String {
+            property + (isUnsigned(field, value) ? unsignedMark : "")
         }
         for field in entry.fields.keys.sorted() {
-            for (i, v) in entry.fields[field]!.enumerated() {
+            // Unsigned values after the signed ones, so that none of them is the first.
+            let values = entry.fields[field]!.filter { !isUnsigned(field, $0) } + entry.fields[field]!.filter { isUnsigned(field, $0) }
+            for (i, v) in values.enumerated() {
                 switch field.rawValue {
-                case "name": if i > 0 { lines.append("FN:" + escape(v)) }
-                case "title": lines.append("TITLE:" + escape(v))
-                case "org": lines += inPlace["ORG"] ?? ["ORG:" + escape(v)]
+                case "name": if i > 0 { lines.append(plain(field, "FN", v) + ":" + escape(v)) }
+                case "title": lines.append(plain(field, "TITLE", v) + ":" + escape(v))
+                case "org":
+                    if let org = inPlace["ORG"] {
+                        if i == 0 { lines += org }
+                        continue
+                    }
+                    lines.append(plain(field, "ORG", v) + ":" + escape(v))
                 case "email": lines.append(decorated(.email, "EMAIL", v) + ":" + escape(v))
                 case "phone": lines.append(decorated(.phone, "TEL", v) + (v4 ? ";VALUE=text" : "") + ":" + escape(v))
                 // URIs take no escapes in RFC 6350, but vobject and many phones read URL as text
@@ -197,12 +232,12 @@ extension VCard {
                         continue
                     }
                     if v4 {
-                        lines.append("ADR" + parameterText([VCardParameter(name: "LABEL", values: [v])]) + ":;;" + escape(v) + ";;;;")
+                        lines.append(plain(field, "ADR", v) + parameterText([VCardParameter(name: "LABEL", values: [v])]) + ":;;" + escape(v) + ";;;;")
                     } else {
-                        lines.append("ADR:;;" + escape(v) + ";;;;")
+                        lines.append(plain(field, "ADR", v) + ":;;" + escape(v) + ";;;;")
                     }
-                case "note": lines.append("NOTE:" + escape(v))
-                default: lines.append("X-MEISHI-" + field.rawValue.dropFirst(2).uppercased() + ":" + escape(v))
+                case "note": lines.append(plain(field, "NOTE", v) + ":" + escape(v))
+                default: lines.append(plain(field, "X-MEISHI-" + field.rawValue.dropFirst(2).uppercased(), v) + ":" + escape(v))
                 }
             }
         }

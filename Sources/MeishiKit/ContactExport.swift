@@ -19,8 +19,8 @@ public enum ContactExport {
         }
         let claimed = c.did.hasPrefix("unsigned:") ? String(c.did.dropFirst(9)) : c.did
         let did = DIDKey.ed25519PublicKey(from: claimed) != nil ? claimed : nil
-        return VCardEntry(uid: c.trust > .unsigned && did != nil ? did! : uuidURN(c.did), fields: fields, did: did,
-                          trust: c.trust.rawValue, revision: c.cardTimestamp, extras: VCardExtras(json: c.vcard))
+        return VCardEntry(uid: c.exportUID, fields: fields, did: did, trust: c.trust.rawValue, revision: c.cardTimestamp,
+                          extras: VCardExtras(json: c.vcard), unsigned: c.trust > .unsigned ? c.unsignedFields ?? [:] : [:])
     }
 
     /// Kept properties of one contact left out of an export (see `VCardOmission`).
@@ -52,7 +52,8 @@ public enum ContactExport {
     }
 
     /// Writes `contacts` into a vdir (the vdirsyncer storage format khard and others read): one
-    /// file per contact named after its `UID` (`did-key-z6Mk….vcf`), so the same contact
+    /// file per contact named after its `UID` (`did-key-z6Mk….vcf`, or the UID it was imported
+    /// with), so the same contact
     /// always lands in the same file; a file is rewritten only when its text changed, each
     /// atomically, mode 0600. With `pruning` (every contact is being written), files meishi
     /// wrote before (they hold `X-MEISHI-TRUST`) whose contact is not among `contacts` are
@@ -68,7 +69,10 @@ public enum ContactExport {
             let e = entry(for: c)
             let bytes = Array(VCard.write(e, version: version, dropped: &omitted).utf8)
             if !omitted.isEmpty { result.dropped.append(Dropped(contact: c, omissions: omitted)) }
-            let name = fileName(uid: e.uid)
+            // Imported UIDs may spell the same file name (`a/b`, `a:b`): the later contact's file
+            // takes its id too.
+            var name = fileName(uid: e.uid)
+            if written.contains(name) { name = fileName(uid: e.uid + "-\(c.id ?? 0)") }
             written.insert(name)
             let path = dir + "/" + name
             let old = try? SecureFile.read(path, limit: maximumFileBytes)
@@ -98,14 +102,5 @@ public enum ContactExport {
         String(uid.unicodeScalars.map { s -> Character in
             s.isASCII && (CharacterSet.alphanumerics.contains(s) || s == "_" || s == ".") ? Character(s) : "-"
         }) + ".vcf"
-    }
-
-    /// A stable `urn:uuid:` (version 4 layout) derived from a contact's key.
-    static func uuidURN(_ key: String) -> String {
-        var b = Array(SHA256.hash(Array(key.utf8)).prefix(16))
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
-        let h = Array(Hex.encode(b))
-        return "urn:uuid:" + [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map { String($0) }.joined(separator: "-")
     }
 }

@@ -45,11 +45,25 @@ public enum ContactImport {
     /// Largest file read, in bytes.
     public static let maximumFileBytes = 64 << 20
 
-    /// The store key of an unsigned card (see `UnsignedCard`).
+    /// The store key of an unsigned card (see `UnsignedCard`): a digest of the card itself (its
+    /// fields, the properties kept beside them, its UID and claimed DID; not its `REV`), so the
+    /// same card imported again is found, and two different cards never share a key.
     public static func key(for c: ImportedContact) -> String {
+        let basis = [FieldsColumn.encode(c.fields), c.extras.json ?? "", c.uid ?? "", c.did ?? ""].joined(separator: "\n")
+        return "unsigned:card:" + Hex.encode(SHA256.hash(Array(basis.utf8)).prefix(16))
+    }
+
+    /// The key versions before this one stored a card under: a digest of its name, first email
+    /// and first phone (or its claimed DID), which cards of different people shared.
+    public static func formerKey(for c: ImportedContact) -> String {
         if let did = c.did { return "unsigned:" + did }
         let basis = [c.name ?? "", c.fields[.email]?.first ?? "", c.fields[.phone]?.first ?? ""].joined(separator: "\n")
         return "unsigned:" + Hex.encode(SHA256.hash(Array(basis.lowercased().utf8)).prefix(16))
+    }
+
+    /// The card to store for `c`.
+    public static func unsigned(_ c: ImportedContact, raw: [UInt8]? = nil) -> UnsignedCard {
+        UnsignedCard(c, key: key(for: c), formerKey: formerKey(for: c), raw: raw)
     }
 
     /// Reads (with `read`, which takes "-" for standard input) and parses `files`, then stores
@@ -84,7 +98,7 @@ public enum ContactImport {
             let store = try ContactsService(home: home).open()
             let source = files == ["-"] ? "stdin" : "vcard"
             do {
-                outcomes = try store.importUnsigned(others.map { UnsignedCard($0.contact, key: key(for: $0.contact)) }, merge: merge,
+                outcomes = try store.importUnsigned(others.map { unsigned($0.contact) }, merge: merge,
                                                     source: source, seen: now, dryRun: dryRun)
             } catch { throw .store(error) }
         }

@@ -63,9 +63,9 @@ public struct ContactsService: Sendable {
     }
 
     /// Undoes the latest recorded merge into the contact `ref` names (see `ContactStore.split`).
-    public func split(_ ref: String) throws(MeishiError) -> SplitOutcome {
+    public func split(_ ref: String, now: Int64) throws(MeishiError) -> SplitOutcome {
         let store = try open()
-        do { return try store.split(ref) } catch { throw .store(error) }
+        do { return try store.split(ref, now: now) } catch { throw .store(error) }
     }
 
     /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.

@@ -97,7 +97,7 @@ public enum QRService {
     public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {
         let outcome: ImportOutcome
         do {
-            outcome = try store.importUnsigned([UnsignedCard(c, key: ContactImport.key(for: c), raw: raw)], merge: true,
+            outcome = try store.importUnsigned([ContactImport.unsigned(c, raw: raw)], merge: true,
                                                source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
                                                seen: now, dryRun: false)[0]
         } catch { throw .store(error) }

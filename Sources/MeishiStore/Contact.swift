@@ -59,6 +59,10 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     /// What the contact's earlier signed cards said that its current card does not (see
     /// `ContactStore.earlierValues`), newest first: shown and exported after the current fields.
     public var earlierFields: [FieldName: [String]]?
+    /// The vCard `UID` an unsigned contact is exported under and that finds it again on import:
+    /// its first card's, or the `urn:uuid:` its exports carry (`exportUID`). Nil on signed
+    /// contacts, whose DID is their UID.
+    public var uid: String?
     /// Only on the contact of an `updated` store outcome (never stored): the fields and level of
     /// the card the new one replaced, so the caller can say what changed.
     public var replaced: ReplacedCard?
@@ -111,6 +115,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["unsignedFields"] = unsignedFields.map(FieldsColumn.encode)
         container["vcard"] = vcard
         container["earlierFields"] = earlierFields.map(FieldsColumn.encode)
+        container["uid"] = uid
     }
 
     /// The keys the impersonation check compares names by (`NameSkeleton`), nil without a name.
@@ -156,12 +161,29 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
             guard let decoded = FieldsColumn.decode(json) else { throw damaged("the earlierFields column is not valid") }
             earlierFields = decoded
         }
+        uid = row["uid"]
     }
 
     /// The changes from the card this one replaced to this one; empty unless `replaced` is set.
     public var changes: [FieldChange] {
         guard let r = replaced else { return [] }
         return FieldChange.between(r.fields, r.level, and: fields, level)
+    }
+
+    /// The `UID` the contact's vCard carries: its DID when signed, else `uid`, else a stable
+    /// `urn:uuid:` derived from its key.
+    public var exportUID: String {
+        if trust > .unsigned, DIDKey.ed25519PublicKey(from: did) != nil { return did }
+        return uid ?? Self.uuidURN(did)
+    }
+
+    /// A stable `urn:uuid:` (version 4 layout) derived from a contact's key.
+    public static func uuidURN(_ key: String) -> String {
+        var b = Array(SHA256.hash(Array(key.utf8)).prefix(16))
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        let h = Array(Hex.encode(b))
+        return "urn:uuid:" + [h[0..<8], h[8..<12], h[12..<16], h[16..<20], h[20..<32]].map { String($0) }.joined(separator: "-")
     }
 
     /// Ids of the contacts sharing this one's name or email (stored before or after it).

@@ -4,18 +4,24 @@ import MeishiCard
 import MeishiText
 
 /// An unsigned card to import, with the key it is stored under when it becomes a new contact:
-/// `unsigned:` and the DID it claims, or a digest of its name, email and phone (never a
-/// verified DID, so an unsigned card never lands on one).
+/// a digest of the card itself (`ContactImport.key`: its fields, the properties kept beside them,
+/// its UID and claimed DID), by which importing the same card again finds it; or `unsigned:` and
+/// the DID it claims when no contact claims it yet. Never a verified DID, so an unsigned card
+/// never lands on one.
 public struct UnsignedCard: Sendable {
     public var contact: ImportedContact
     public var key: String
+    /// The key versions before 0.7 stored the same card under (a digest of its name, first email
+    /// and first phone), so that a card imported then is still found "unchanged".
+    public var formerKey: String?
     /// The card as it arrived (a QR code's text), kept as a new contact's `payload`.
     public var raw: [UInt8]?
 
-    public init(_ contact: ImportedContact, key: String, raw: [UInt8]? = nil) {
+    public init(_ contact: ImportedContact, key: String, formerKey: String? = nil, raw: [UInt8]? = nil) {
         precondition(key.hasPrefix("unsigned:"))
         self.contact = contact
         self.key = key
+        self.formerKey = formerKey
         self.raw = raw
     }
 }
@@ -62,11 +68,13 @@ extension ContactStore {
     ///
     /// A card merges into an existing *unsigned* contact of the same person (unless `merge` is
     /// false): the same name (by `NameSkeleton.folded`, as the impersonation check compares
-    /// names) and a shared email or phone; and into the contact of its own key (a re-import),
-    /// adding only what is missing. A shared email or phone under another name keeps the two
-    /// apart (`SharedValue`). Each merge is recorded, so `split` can undo it. It merges into a *verified* contact only when it carries that contact's DID, and
-    /// then its new values go to `unsignedFields`. Anything else is a new unsigned contact,
-    /// flagged when its name, email or phone is a verified contact's.
+    /// names) and a shared email or phone (or the same UID or claimed DID), adding only what is
+    /// missing. The same card again is `unchanged`. A shared email or phone under another name
+    /// keeps the two apart (`SharedValue`). It merges into a *verified* contact only when it
+    /// carries that contact's DID and the same name, and then its new values go to
+    /// `unsignedFields`. Each merge is recorded, so `split` can undo it. Anything else is a new
+    /// unsigned contact, flagged when its name, email or phone (or DID) is a verified contact's.
+    /// See `importOne` for the order of the decisions.
     public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: String, seen: Int64,
                                dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
         let outcomes: [ImportOutcome]
@@ -84,30 +92,63 @@ extension ContactStore {
         return outcomes
     }
 
+    /// One card, decided in this order: (1) the same card was imported before (its key is a
+    /// contact's, or a merge's not undone): unchanged; (2) it carries the DID of a verified
+    /// contact: merged into it as unsigned information when the names agree, else kept apart
+    /// (its claim dropped) and flagged; (3) a contact stored by an older version under the card's former key
+    /// or its claimed DID already holds all of it: unchanged; (4) when `merge`, the same name and
+    /// the same UID (the card edited elsewhere), or the same name and claimed DID, or the same
+    /// name and a shared email or phone: merged; (5) else a new contact.
     static func importOne(_ card: UnsignedCard, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {
-        let c = card.contact, key = card.key
+        let c = card.contact
+        let skeleton = c.name.map(NameSkeleton.folded)
         // Cached statements: an import of thousands of cards would otherwise prepare (and
         // authorize) the same few statements for every card.
         let byDID = try db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?")
-        if let did = c.did {
-            if let verified = try Contact.fetchOne(byDID, arguments: [did]), verified.trust > .unsigned {
-                return try mergeIntoVerified(verified, c, seen: seen, in: db)
+        // The same card again, standing alone (after a split too) or merged into a contact.
+        if let same = try Contact.fetchOne(byDID, arguments: [card.key]) { return .unchanged(same) }
+        let mergedBefore = try db.cachedStatement(sql: """
+            SELECT c.* FROM import_merge m JOIN contact c ON c.id = m.contactId WHERE m.key = ? AND m.undoneAt IS NULL LIMIT 1
+            """)
+        if let same = try Contact.fetchOne(mergedBefore, arguments: [card.key]) { return .unchanged(same) }
+        var claimed = c.did.map { "unsigned:" + $0 }
+        var claimsVerified: Contact?
+        if let did = c.did, let verified = try Contact.fetchOne(byDID, arguments: [did]), verified.trust > .unsigned {
+            if skeleton != nil, verified.nameSkeleton == skeleton {
+                return try mergeIntoVerified(verified, card, source: source, seen: seen, in: db)
             }
+            claimsVerified = verified
+            claimed = nil
         }
-        if let same = try Contact.fetchOne(byDID, arguments: [key]) {
-            return try mergeIntoUnsigned(same, card, source: source, seen: seen, in: db)
+        for k in [card.formerKey, claimed].compactMap({ $0 }) {
+            if let held = try Contact.fetchOne(byDID, arguments: [k]), held.trust == .unsigned, holdsAll(c, held) { return .unchanged(held) }
+        }
+        if merge {
+            var candidates: [Contact] = []
+            if let uid = c.uid, let u = try Contact.fetchOne(db.cachedStatement(sql: "SELECT * FROM contact WHERE uid = ?"), arguments: [uid]) {
+                candidates.append(u)
+            }
+            if let k = claimed, let d = try Contact.fetchOne(byDID, arguments: [k]) { candidates.append(d) }
+            if let same = candidates.first(where: { $0.trust == .unsigned && $0.nameSkeleton == skeleton }) {
+                return try mergeIntoUnsigned(same, card, source: source, seen: seen, in: db)
+            }
         }
         let (target, sharing) = try unsignedMatch(for: c, merging: merge, in: db)
         if let target { return try mergeIntoUnsigned(target, card, source: source, seen: seen, in: db) }
+        // A card claiming a DID no contact holds yet is stored under it (exported with it again).
+        var key = card.key
+        if let k = claimed, try Contact.filter(Column("did") == k).fetchCount(db) == 0 { key = k }
         var contact = Contact(did: key, fields: c.fields, level: .public, trust: .unsigned, source: source, seen: seen,
                               cardTimestamp: c.revision ?? seen, payload: card.raw.map { Data($0) })
         contact.vcard = c.extras.json
+        contact.uid = try freeUID(c.uid, key: key, in: db)
         // The key is new (checked above): insert as `store` would, without looking it up again.
         try refuseNUL(contact)
         var (added, conflicts) = try insertNew(contact, in: db)
-        // The impersonation rule also covers a verified contact's phone number.
+        // The impersonation rule also covers a verified contact's phone number, and its DID.
         let known = Set(conflicts.compactMap(\.id))
-        let extra = try ids(sharing: .phone, with: added, verifiedOnly: true, in: db).filter { !known.contains($0) }
+        var extra = try ids(sharing: .phone, with: added, verifiedOnly: true, in: db).filter { !known.contains($0) }
+        if let v = claimsVerified?.id, !known.contains(v), !extra.contains(v) { extra.insert(v, at: 0) }
         if !extra.isEmpty {
             conflicts += try Contact.filter(keys: extra).fetchAll(db)
             conflicts.sort { ($0.id ?? 0) < ($1.id ?? 0) }
@@ -116,6 +157,21 @@ extension ContactStore {
             try added.update(db)
         }
         return .imported(added, conflicts: conflicts, sharing: sharing)
+    }
+
+    /// `uid` when no contact has it yet, else the `urn:uuid:` of `key` (two contacts never
+    /// share a UID: a vdir names its files after it).
+    static func freeUID(_ uid: String?, key: String, in db: Database) throws -> String {
+        if let uid, try Contact.filter(Column("uid") == uid).fetchCount(db) == 0 { return uid }
+        return Contact.uuidURN(key)
+    }
+
+    /// Whether `existing` is of the same name as `c` (folded; or neither has one) and holds every
+    /// value of `c` (in its fields, earlier or unsigned ones) and every property kept beside them.
+    static func holdsAll(_ c: ImportedContact, _ existing: Contact) -> Bool {
+        let held = [existing.fields, existing.earlierFields ?? [:], existing.unsignedFields ?? [:]]
+        return existing.nameSkeleton == c.name.map(NameSkeleton.folded) && missing(c.fields, from: held).isEmpty
+            && VCardExtras(json: existing.vcard).holds(c.extras)
     }
 
     /// Most shared values an import reports per card.
@@ -171,32 +227,44 @@ extension ContactStore {
         var extras = VCardExtras(json: target.vcard)
         let before = extras
         extras.merge(c.extras)
+        guard !added.isEmpty || extras != before else { return .unchanged(target) }
         updated.vcard = extras.json
         updated.lastSeen = max(target.lastSeen, seen)
         updated.name = updated.fields[.name]?.first
         updated.org = updated.fields[.org]?.first
         if let r = c.revision { updated.cardTimestamp = max(target.cardTimestamp, r) }
         try updated.update(db)
-        guard !added.isEmpty || extras != before else { return .unchanged(updated) }
         try replaceValues(of: updated, in: db)
-        var record = ImportMerge(contactID: target.id!, at: seen, source: source, key: card.key, fields: c.fields, extras: c.extras.json,
-                                 added: added, extrasBefore: target.vcard, cardTimestampBefore: target.cardTimestamp)
-        try record.insert(db)
+        try record(card, into: target, added: added, source: source, seen: seen, in: db)
         return .merged(updated, added: added)
     }
 
-    static func mergeIntoVerified(_ target: Contact, _ c: ImportedContact, seen: Int64, in db: Database) throws -> ImportOutcome {
+    /// Adds what `card` holds that a verified contact's card does not to its `unsignedFields`,
+    /// apart from what its signature vouches for; recorded, so that `split` undoes it. The
+    /// contact's last-seen time stays that of its last signed card.
+    static func mergeIntoVerified(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,
+                                  in db: Database) throws -> ImportOutcome {
+        let c = card.contact
         var updated = target
-        let added = missing(c.fields, from: [target.fields, target.unsignedFields ?? [:]])
+        let added = missing(c.fields, from: [target.fields, target.earlierFields ?? [:], target.unsignedFields ?? [:]])
         var unsigned = target.unsignedFields ?? [:]
         for (field, values) in added { unsigned[field, default: []] += values }
         updated.unsignedFields = unsigned.isEmpty ? nil : unsigned
         var extras = VCardExtras(json: target.vcard)
         let before = extras
         extras.merge(c.extras)
+        guard !added.isEmpty || extras != before else { return .unchanged(target) }
         updated.vcard = extras.json
-        updated.lastSeen = max(target.lastSeen, seen)
         try updated.update(db)
-        return added.isEmpty && extras == before ? .unchanged(updated) : .merged(updated, added: added)
+        try record(card, into: target, added: added, source: source, seen: seen, in: db)
+        return .merged(updated, added: added)
+    }
+
+    static func record(_ card: UnsignedCard, into target: Contact, added: [FieldName: [String]], source: String, seen: Int64,
+                       in db: Database) throws {
+        var record = ImportMerge(contactID: target.id!, at: seen, source: source, key: card.key, fields: card.contact.fields,
+                                 extras: card.contact.extras.json, added: added, extrasBefore: target.vcard,
+                                 cardTimestampBefore: target.cardTimestamp, uid: card.contact.uid)
+        try record.insert(db)
     }
 }

@@ -18,9 +18,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case damaged(String)
     /// A value of the named field (or `did`) holds a NUL character; nothing was stored.
     case nulCharacter(field: String)
-    /// `split` found no recorded merge into the contact: none was made since merges are recorded
-    /// (migration `v5-import-merges`), so which values came from which card is not known.
-    case noRecordedMerge(id: Int64, name: String?)
+    /// `split` found no merge into the contact left to undo, and why.
+    case nothingToSplit(id: Int64, name: String?, NothingToSplit)
 }
 
 /// What storing a card did.

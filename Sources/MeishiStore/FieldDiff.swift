@@ -41,19 +41,21 @@ public enum FieldChange: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
+    /// Values of `incoming` missing from `existing` (compared as emails and phones compare): of a
+    /// name, only when there is none (merges are of one name); of every other field, each value
+    /// not held yet, a second title or note too, so that no value a card brought is lost.
     static func missing(_ incoming: [FieldName: [String]], from existing: [[FieldName: [String]]]) -> [FieldName: [String]] {
         var out: [FieldName: [String]] = [:]
         for (field, values) in incoming {
             let have = Set(existing.flatMap { $0[field] ?? [] }.map { Contact.normalized(field, $0) })
-            if field.isMultiValued {
-                var seen = have
-                for v in values where !seen.contains(Contact.normalized(field, v)) {
-                    seen.insert(Contact.normalized(field, v))
-                    out[field, default: []].append(v)
-                }
-            } else if have.isEmpty, let v = values.first {
-                out[field] = [v]
+            if field == .name {
+                if have.isEmpty, let v = values.first { out[field] = [v] }
+                continue
+            }
+            var seen = have
+            for v in values where !seen.contains(Contact.normalized(field, v)) {
+                seen.insert(Contact.normalized(field, v))
+                out[field, default: []].append(v)
             }
         }
         return out

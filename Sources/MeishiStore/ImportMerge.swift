@@ -20,9 +20,13 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
     var added: [FieldName: [String]]
     var extrasBefore: String?
     var cardTimestampBefore: Int64
+    /// The card's vCard `UID`, which it takes again when `split` (migration `v7-import-uid`).
+    var uid: String?
+    /// When `split` undid it (kept, so split can tell "all undone" from "never merged").
+    var undoneAt: Int64?
 
     init(contactID: Int64, at: Int64, source: String, key: String, fields: [FieldName: [String]], extras: String?,
-         added: [FieldName: [String]], extrasBefore: String?, cardTimestampBefore: Int64) {
+         added: [FieldName: [String]], extrasBefore: String?, cardTimestampBefore: Int64, uid: String?) {
         self.contactID = contactID
         self.at = at
         self.source = source
@@ -32,6 +36,7 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
         self.added = added
         self.extrasBefore = extrasBefore
         self.cardTimestampBefore = cardTimestampBefore
+        self.uid = uid
     }
 
     init(row: Row) throws {
@@ -48,6 +53,8 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
         extras = row["extras"]
         extrasBefore = row["extrasBefore"]
         cardTimestampBefore = row["cardTimestampBefore"]
+        uid = row["uid"]
+        undoneAt = row["undoneAt"]
     }
 
     func encode(to container: inout PersistenceContainer) {
@@ -61,6 +68,8 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
         container["added"] = FieldsColumn.encode(added)
         container["extrasBefore"] = extrasBefore
         container["cardTimestampBefore"] = cardTimestampBefore
+        container["uid"] = uid
+        container["undoneAt"] = undoneAt
     }
 
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -76,42 +85,68 @@ public struct SplitOutcome: Equatable, Sendable {
     public let mergesLeft: Int
 }
 
+/// Why `split` found nothing to undo (`StoreError.nothingToSplit`).
+public enum NothingToSplit: Equatable, Sendable {
+    /// Nothing was ever merged into the contact: a signed contact holding no unsigned
+    /// information, or an unsigned one no import changed after the one that made it.
+    case neverMerged
+    /// Every recorded merge into it was undone already (`count` of them).
+    case allUndone(count: Int)
+    /// No merge into it is recorded, but an older version (before merges were recorded, migration
+    /// `v5-import-merges`) may have merged into it: an unsigned contact an import touched after
+    /// it was made, or a signed contact holding unsigned information. Which values came from
+    /// which card is not known.
+    case unrecorded
+}
+
 extension ContactStore {
     /// Undoes the latest recorded merge into the contact `ref` names: the values that merge added
-    /// leave it, its vCard extras are as before the merge, and the card that merged is stored
-    /// again as a contact of its own (flagged, as any import, when it shares a name or email).
-    /// Merges are undone newest first; one made before merges were recorded cannot be, and
-    /// `StoreError.noRecordedMerge` says so.
-    public func split(_ ref: String) throws(StoreError) -> SplitOutcome {
+    /// leave it (its fields, or a signed contact's `unsignedFields`), its vCard extras are as
+    /// before the merge, and the card that merged is stored again as a contact of its own
+    /// (flagged, as any import, when it shares a name or email). Merges are undone newest first,
+    /// each marked undone; with none left `StoreError.nothingToSplit` says why.
+    public func split(_ ref: String, now: Int64) throws(StoreError) -> SplitOutcome {
         let outcome = try write { db in
             let target = try Self.resolve(ref, in: db)
-            guard let merge = try ImportMerge.filter(Column("contactId") == target.id!).order(Column("id").desc).fetchOne(db) else {
-                throw StoreError.noRecordedMerge(id: target.id!, name: target.name)
+            let merges = ImportMerge.filter(Column("contactId") == target.id!)
+            guard let merge = try merges.filter(Column("undoneAt") == nil).order(Column("id").desc).fetchOne(db) else {
+                let undone = try merges.fetchCount(db)
+                let why: NothingToSplit = undone > 0 ? .allUndone(count: undone)
+                    : (target.trust > .unsigned ? target.unsignedFields != nil : target.lastSeen > target.firstSeen) ? .unrecorded
+                    : .neverMerged
+                throw StoreError.nothingToSplit(id: target.id!, name: target.name, why)
             }
             var remaining = target
-            for (field, values) in merge.added {
-                var left = remaining.fields[field] ?? []
-                for v in values {
+            var values = target.trust > .unsigned ? target.unsignedFields ?? [:] : target.fields
+            for (field, taken) in merge.added {
+                var left = values[field] ?? []
+                for v in taken {
                     if let i = left.firstIndex(where: { Contact.normalized(field, $0) == Contact.normalized(field, v) }) { left.remove(at: i) }
                 }
-                remaining.fields[field] = left.isEmpty ? nil : left
+                values[field] = left.isEmpty ? nil : left
             }
-            remaining.name = remaining.fields[.name]?.first
-            remaining.org = remaining.fields[.org]?.first
+            if target.trust > .unsigned {
+                remaining.unsignedFields = values.isEmpty ? nil : values
+            } else {
+                remaining.fields = values
+                remaining.name = remaining.fields[.name]?.first
+                remaining.org = remaining.fields[.org]?.first
+                remaining.cardTimestamp = merge.cardTimestampBefore
+            }
             remaining.vcard = merge.extrasBefore
-            remaining.cardTimestamp = merge.cardTimestampBefore
             try remaining.update(db)
             try Self.replaceValues(of: remaining, in: db)
-            _ = try ImportMerge.deleteOne(db, key: merge.id)
+            try db.execute(sql: "UPDATE import_merge SET undoneAt = ? WHERE id = ?", arguments: [now, merge.id])
 
             var key = merge.key
             if try Contact.filter(Column("did") == key).fetchCount(db) > 0 { key += "-split\(merge.id!)" }
             var card = Contact(did: key, fields: merge.fields, level: .public, trust: .unsigned, source: merge.source,
                                seen: merge.at, cardTimestamp: merge.at)
             card.vcard = merge.extras
+            card.uid = try Self.freeUID(merge.uid, key: key, in: db)
             try Self.refuseNUL(card)
             let (separated, _) = try Self.insertNew(card, in: db)
-            let left = try ImportMerge.filter(Column("contactId") == target.id!).fetchCount(db)
+            let left = try merges.filter(Column("undoneAt") == nil).fetchCount(db)
             // The remaining contact was read before the newcomer was stored: read it again, with its look-alike marks.
             let reread = try Contact.fetchOne(db, key: target.id!) ?? remaining
             return SplitOutcome(remaining: reread, separated: separated, removed: merge.added, mergesLeft: left)

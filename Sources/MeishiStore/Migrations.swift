@@ -142,6 +142,21 @@ extension ContactStore {
                 WHERE trust != 'unsigned' AND payload IS NOT NULL ORDER BY id
                 """)
         }
+        // The vCard UID each unsigned contact is exported under and found again by on import:
+        // the UID its exports carried so far for the contacts stored before. A merge keeps the
+        // UID of the card it joined (for `split`) and is marked when undone, not deleted.
+        m.registerMigration("v7-import-uid") { db in
+            try db.alter(table: "contact") { t in t.add(column: "uid", .text) }
+            let rows = try Row.fetchAll(db, sql: "SELECT id, did FROM contact WHERE trust = 'unsigned'")
+            let update = try db.makeStatement(sql: "UPDATE contact SET uid = ? WHERE id = ?")
+            for row in rows { try update.execute(arguments: [Contact.uuidURN(row["did"]), row["id"] as Int64]) }
+            try db.create(index: "contact_on_uid", on: "contact", columns: ["uid"], unique: true)
+            try db.alter(table: "import_merge") { t in
+                t.add(column: "uid", .text)
+                t.add(column: "undoneAt", .integer)
+            }
+            try db.create(index: "import_merge_on_key", on: "import_merge", columns: ["key"])
+        }
         return m
     }
 

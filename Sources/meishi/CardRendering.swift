@@ -149,6 +149,8 @@ enum CardRendering {
             "possiblyImpersonatedBy": .array(c.laterLookAlikes.map { .number(Double($0)) }),
         ]
         if let n = c.name { obj["name"] = .string(n) }
+        // The vCard UID its export carries, and which finds it again on import.
+        obj["uid"] = .string(c.exportUID)
         if let u = c.unsignedFields { obj["unsignedFields"] = fields(u) }
         // What earlier cards said that the current one (`fields`) does not.
         if let e = c.earlierFields { obj["earlierFields"] = fields(e) }

@@ -12,13 +12,17 @@ struct ContactsImport: SynchronousCommand {
             Reads every card in each file, whatever the address book that wrote it (folded lines, \
             quoted-printable, CHARSET=, Shift_JIS or Latin-1 files, groups; photos are skipped). A card \
             merges into an unsigned contact of the same person only: the same name (compared as the \
-            impersonation check compares names) and a shared email or phone; it adds only what is \
-            missing (--no-merge keeps it apart; 'meishi contacts split' undoes a merge). A card sharing \
-            an email or phone with a contact of another name is kept apart, and the import says so. It merges into a verified contact only when it carries that contact's DID \
-            in X-MEISHI-DID, and then only as unsigned information. A card matching a verified contact's \
-            name, email or phone under another or no DID is kept apart and flagged as a possible \
-            impersonation. Problems are reported as FILE:LINE and the rest of the file still imports; \
-            exit 65 when any card was lost to one.
+            impersonation check compares names) and a shared email or phone, or the same name and \
+            UID; it adds only what is missing, a second title or note too (--no-merge keeps every card \
+            apart; 'meishi contacts split' undoes a merge). The same card imported again is unchanged: \
+            a card is known by a digest of its values, kept properties, UID and claimed DID (not REV), \
+            and meishi's own export by its UID. A card sharing an email or phone with a contact of \
+            another name is kept apart, and the import says so. It merges into a verified contact only \
+            when it carries that contact's DID in X-MEISHI-DID and the same name, and then only as \
+            unsigned information; under another name it is kept apart, with a warning. A card matching \
+            a verified contact's name, email or phone under another or no DID is kept apart and flagged \
+            as a possible impersonation. Problems are reported as FILE:LINE and the rest of the file \
+            still imports; exit 65 when any card was lost to one.
 
             Examples:
               meishi contacts import --dry-run phone-export.vcf
@@ -59,7 +63,10 @@ struct ContactsImport: SynchronousCommand {
         let would = dryRun ? "would be " : ""
         var cards: [JSONValue] = []
         for card in report.cards {
-            let who = CardRendering.name(card.contact.name ?? card.contact.fields[.email]?.first)
+            // A nameless card is "(no name)", as list and show say, with its first email or phone.
+            let who = CardRendering.name(card.contact.name)
+                + (card.contact.name != nil ? "" : [FieldName.email, .phone].lazy.compactMap { card.contact.fields[$0]?.first }.first
+                    .map { " <" + Console.safe($0) + ">" } ?? "")
             var obj: [String: JSONValue] = ["file": .string(card.file), "line": .number(Double(card.line))]
             guard let outcome = card.outcome else {
                 obj["result"] = .string("skipped")
@@ -72,9 +79,16 @@ struct ContactsImport: SynchronousCommand {
             obj["contact"] = CardRendering.json(outcome.contact)
             let c = outcome.contact
             if case .imported(_, let conflicts, let sharing) = outcome, c.id != nil {
-                // A value shared with an unsigned contact of another name is said once, as sharing.
+                // A value shared with an unsigned contact of another name is said once, as sharing;
+                // the DID of a verified contact under another name, once, as that.
                 let shared = Set(sharing.map(\.contactID))
-                out.warnConflicts(c, who: who, conflicts.filter { $0.trust > .unsigned || !shared.contains($0.id ?? 0) },
+                let claimed = conflicts.first { $0.trust > .unsigned && $0.did == card.contact.did }
+                if let v = claimed {
+                    out.warn("\(who) carries the DID of #\(v.id ?? 0) \(CardRendering.name(v.name)) (\(v.trust.rawValue)) under another "
+                             + "name: kept apart as #\(c.id ?? 0), nothing added to #\(v.id ?? 0)")
+                    obj["claimsDIDOf"] = .number(Double(v.id ?? 0))
+                }
+                out.warnConflicts(c, who: who, conflicts.filter { $0.id != claimed?.id && ($0.trust > .unsigned || !shared.contains($0.id ?? 0)) },
                                   sharing: "name, email or phone")
                 if !sharing.isEmpty { obj["sharesWith"] = .array(sharing.map(Self.json)) }
             }

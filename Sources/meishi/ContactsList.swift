@@ -46,7 +46,7 @@ struct ContactsList: SynchronousCommand {
         // On a terminal long cells are cut to keep rows on one line; piped, every DID is whole.
         let cut = ctx.terminal.standardOutputIsTerminal
         let rows = found.map { c in
-            ["#\(c.id ?? 0)", cell(c.name ?? "-", 28, cut), cell(c.org ?? "-", 20, cut),
+            ["#\(c.id ?? 0)", cell(c.name ?? "(no name)", 28, cut), cell(c.org ?? "-", 20, cut),
              c.trust.rawValue + (Self.isNewcomer(c) ? " !" : ""),
              String(CardRendering.date(c.lastSeen).prefix(10)), cut ? String(c.did.prefix(20)) + "…" : c.did]
         }

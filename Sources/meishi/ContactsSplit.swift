@@ -8,11 +8,14 @@ struct ContactsSplit: SynchronousCommand {
         commandName: "split", abstract: "Undo the latest merge of an imported card into a contact.",
         discussion: """
             'contacts import' merges a card into an unsigned contact of the same name sharing an email \
-            or phone, and records each merge. split takes the latest one out again: the values that \
-            merge added leave the contact, and the card stands alone as a contact of its own. Run it \
-            again for the merge before. Merges made before meishi recorded them (older stores, where \
-            cards of different names could merge) cannot be told apart: meishi says so, and the way \
-            back is to delete the contact and import the original files again.
+            or phone (or into a verified contact whose DID and name it carries, as unsigned \
+            information), and records each merge. split takes the latest one out again: the values \
+            that merge added leave the contact, and the card stands alone as a contact of its own. Run \
+            it again for the merge before. With nothing to undo it says why (never merged, or every \
+            merge undone already) and exits 65. Merges made before meishi recorded them (older \
+            stores, where cards of different names could merge) cannot be told apart: where one may \
+            have happened meishi says so, and the way back is to delete the contact and import the \
+            original files again.
 
             Examples:
               meishi contacts split "Alice Smith"
@@ -24,7 +27,7 @@ struct ContactsSplit: SynchronousCommand {
     @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let s = try global.session(ctx).contacts.split(options.ref)
+        let s = try global.session(ctx).contacts.split(options.ref, now: ctx.unixNow)
         if options.json {
             ctx.out.json(.object(["remaining": CardRendering.json(s.remaining), "separated": CardRendering.json(s.separated),
                                   "removed": CardRendering.fields(s.removed), "mergesLeft": .number(Double(s.mergesLeft))]))

@@ -87,6 +87,12 @@ struct InProcess {
     /// Runs one command line; returns its status, standard output and error.
     @discardableResult
     func callAsFunction(_ args: String...) async -> (status: Int32, out: String, err: String) {
+        await callAsFunction(args)
+    }
+
+    /// Runs one command line given as an array.
+    @discardableResult
+    func callAsFunction(_ args: [String]) async -> (status: Int32, out: String, err: String) {
         recorder.reset()
         let status = await Meishi.run(arguments: args, in: context)
         return (status, recorder.stdout, recorder.stderr)

@@ -16,7 +16,7 @@ import MeishiCard
         if let name { fields[.name] = [name] }
         if !email.isEmpty { fields[.email] = email }
         if !phone.isEmpty { fields[.phone] = phone }
-        let k = key ?? "unsigned:" + [name ?? "", email.first ?? "", phone.first ?? ""].joined(separator: "|")
+        let k = key ?? "unsigned:" + ([name ?? ""] + email + phone).joined(separator: "|")
         return UnsignedCard(ImportedContact(fields: fields, format: "vCard 3.0"), key: k)
     }
 
@@ -84,14 +84,37 @@ import MeishiCard
         _ = try importing(store, [card("Alice Smith", email: ["alice@work.example"], phone: ["+1 555 0100", "+1 555 0199"])])
         let joined = try store.resolve("Alice Smith")
         #expect(joined.fields[.email] == ["alice@smith.example", "alice@work.example"] && joined.fields[.phone]?.count == 2)
-        let split = try store.split("Alice Smith")
+        let split = try store.split("Alice Smith", now: 2_000)
         #expect(split.remaining.fields == [.name: ["Alice Smith"], .email: ["alice@smith.example"], .phone: ["+1 555 0100"]])
         #expect(split.separated.fields[.email] == ["alice@work.example"] && split.separated.fields[.phone]?.count == 2)
         #expect(split.removed == [.email: ["alice@work.example"], .phone: ["+1 555 0199"]] && split.mergesLeft == 0)
         #expect(try store.count() == 2)
         // Its emails and phones are searchable again under the right contact.
         #expect(try store.list(ContactQuery(search: "0199")).map(\.id) == [split.separated.id])
-        #expect(throws: StoreError.noRecordedMerge(id: split.remaining.id!, name: "Alice Smith")) { try store.split("\(split.remaining.id!)") }
+        #expect(throws: StoreError.nothingToSplit(id: split.remaining.id!, name: "Alice Smith", .allUndone(count: 1))) {
+            try store.split("\(split.remaining.id!)", now: 2_000)
+        }
+    }
+
+    /// Issue 21 finding 5: with nothing to undo, split says why. An unsigned contact no import
+    /// changed after the one that made it, or a signed one without unsigned information, was never
+    /// merged; one an import touched later (an older version moved last-seen on a merge), or a
+    /// signed one holding unsigned information, may hold merges an older version did not record.
+    @Test func splitTellsNeverMergedFromUnrecorded() throws {
+        let store = try ContactStore(path: path)
+        _ = try importing(store, [card("Bob Smith", email: ["bob@smith.example"]), card("Vee Old", email: ["vee@old.example"])])
+        _ = try store.store(Contact(did: "did:key:z6MkKen", fields: [.name: ["Ken"]], level: .public, trust: .met, source: "exchange",
+                                    seen: 500, cardTimestamp: 400, payload: Data("k".utf8)))
+        _ = try store.store(Contact(did: "did:key:z6MkMei", fields: [.name: ["Mei"]], level: .public, trust: .met, source: "exchange",
+                                    seen: 500, cardTimestamp: 400, payload: Data("m".utf8)))
+        try store.write { db in
+            try db.execute(sql: "UPDATE contact SET lastSeen = lastSeen + 100 WHERE name = 'Vee Old'")
+            try db.execute(sql: #"UPDATE contact SET unsignedFields = '{"phone":["+1 555 0100"]}' WHERE name = 'Mei'"#)
+        }
+        for (ref, why) in [("Bob Smith", NothingToSplit.neverMerged), ("Ken", .neverMerged), ("Vee Old", .unrecorded), ("Mei", .unrecorded)] {
+            let c = try store.resolve(ref)
+            #expect(throws: StoreError.nothingToSplit(id: c.id!, name: c.name, why)) { try store.split(ref, now: 2_000) }
+        }
     }
 
     /// Issue 22 finding 2: 2,000 cards named Alice (distinct emails) each rewrote the look-alike
@@ -176,11 +199,18 @@ import MeishiCard
         let store = try ContactStore(path: path)
         #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import", "v3-common-friends", "v3-messages", "v4-common-friends-found",
-                    "v4-message-sender-key", "v5-import-merges", "v5-card-history"])
+                    "v4-message-sender-key", "v5-import-merges", "v5-card-history", "v7-import-uid"])
         let ken = try store.resolve("Ken")
         let history = try store.history(of: ken.id!)
         #expect(history.count == 1)
         #expect(history.first?.payload == Data("{}".utf8) && history.first?.received == 20 && history.first?.fields == ken.fields)
         #expect(try store.history(of: try store.resolve("Vee").id!).isEmpty)
+        // v7-import-uid: an unsigned contact keeps the UID its exports carried, and its card
+        // imported again (found under the key it was stored under then) is unchanged.
+        let vee = try store.resolve("Vee")
+        #expect(vee.uid == Contact.uuidURN("unsigned:abc") && vee.exportUID == vee.uid)
+        let again = try store.importUnsigned([UnsignedCard(ImportedContact(fields: [.name: ["Vee"]], format: "vCard 3.0"), key: "unsigned:card:new",
+                                                           formerKey: "unsigned:abc")], merge: false, source: "vcard", seen: 30, dryRun: false)
+        #expect(again == [.unchanged(vee)])
     }
 }

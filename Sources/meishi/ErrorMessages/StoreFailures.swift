@@ -18,11 +18,16 @@ extension MeishiFailure {
                       status: .dataError)
         case .nulCharacter(let field):
             self.init("refusing to store a contact whose \(field) holds a NUL character", status: .dataError)
-        case .noRecordedMerge(let id, let name):
-            self.init("cannot split #\(id) \(Console.safe(name ?? "(no name)")): no merge into it is recorded, so the store cannot "
-                      + "tell which of its values came from which card",
-                      hint: "merges made before meishi recorded them cannot be undone: delete the contact (meishi contacts delete \(id)) "
-                      + "and import the original files again; cards of different names no longer merge",
+        case .nothingToSplit(let id, let name, .neverMerged):
+            self.init("nothing to split: #\(id) \(Console.safe(name ?? "(no name)")) was never merged", status: .dataError)
+        case .nothingToSplit(let id, let name, .allUndone(let count)):
+            self.init("nothing to split: #\(id) \(Console.safe(name ?? "(no name)")) holds no merge any more "
+                      + (count == 1 ? "(the one merge into it was undone)" : "(all \(count) merges into it were undone)"),
+                      status: .dataError)
+        case .nothingToSplit(let id, let name, .unrecorded):
+            self.init("nothing to split: no merge into #\(id) \(Console.safe(name ?? "(no name)")) is recorded, but an older "
+                      + "version of meishi, which did not record merges, may have merged cards into it",
+                      hint: "if it mixes several cards, delete it (meishi contacts delete \(id)) and import the original files again",
                       status: .dataError)
         }
     }
