@@ -46,9 +46,18 @@ struct CLI {
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = inp
+        // The input comes from a file, not written into a pipe: a command that ends without reading
+        // all of it (a usage error, --version) would make that write raise SIGPIPE, which ends the
+        // whole test process (a full run died of it once). No input is an empty pipe.
+        let inputDirectory = stdin.map { _ in Fixtures.temporaryDirectory() }
+        defer { if let inputDirectory { try? FileManager.default.removeItem(atPath: inputDirectory) } }
+        if let stdin, let inputDirectory {
+            FileManager.default.createFile(atPath: inputDirectory + "/stdin", contents: stdin)
+            process.standardInput = FileHandle(forReadingAtPath: inputDirectory + "/stdin")
+        } else {
+            process.standardInput = inp
+        }
         try process.run()
-        if let stdin { inp.fileHandleForWriting.write(stdin) }
         try inp.fileHandleForWriting.close()
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
