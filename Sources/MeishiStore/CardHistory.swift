@@ -88,7 +88,7 @@ extension ContactStore {
         var out: [EarlierValues] = []
         for card in history where !(card.cardTimestamp == contact.cardTimestamp && card.payload == contact.payload) {
             // What neither the current card nor a newer earlier card already says.
-            let found = missing(card.fields, from: [contact.fields] + out.map(\.fields))
+            let found = missing(card.fields, from: [contact.fields] + out.map(\.fields), everyValue: false)
             if !found.isEmpty { out.append(EarlierValues(card: card, fields: found)) }
         }
         return out

@@ -170,7 +170,7 @@ extension ContactStore {
     /// value of `c` (in its fields, earlier or unsigned ones) and every property kept beside them.
     static func holdsAll(_ c: ImportedContact, _ existing: Contact) -> Bool {
         let held = [existing.fields, existing.earlierFields ?? [:], existing.unsignedFields ?? [:]]
-        return existing.nameSkeleton == c.name.map(NameSkeleton.folded) && missing(c.fields, from: held).isEmpty
+        return existing.nameSkeleton == c.name.map(NameSkeleton.folded) && missing(c.fields, from: held, everyValue: true).isEmpty
             && VCardExtras(json: existing.vcard).holds(c.extras)
     }
 
@@ -222,7 +222,7 @@ extension ContactStore {
                                   in db: Database) throws -> ImportOutcome {
         let c = card.contact
         var updated = target
-        let added = missing(c.fields, from: [target.fields])
+        let added = missing(c.fields, from: [target.fields], everyValue: true)
         for (field, values) in added { updated.fields[field, default: []] += values }
         var extras = VCardExtras(json: target.vcard)
         let before = extras
@@ -246,7 +246,7 @@ extension ContactStore {
                                   in db: Database) throws -> ImportOutcome {
         let c = card.contact
         var updated = target
-        let added = missing(c.fields, from: [target.fields, target.earlierFields ?? [:], target.unsignedFields ?? [:]])
+        let added = missing(c.fields, from: [target.fields, target.earlierFields ?? [:], target.unsignedFields ?? [:]], everyValue: true)
         var unsigned = target.unsignedFields ?? [:]
         for (field, values) in added { unsigned[field, default: []] += values }
         updated.unsignedFields = unsigned.isEmpty ? nil : unsigned

@@ -41,14 +41,17 @@ public enum FieldChange: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Values of `incoming` missing from `existing` (compared as emails and phones compare): of a
-    /// name, only when there is none (merges are of one name); of every other field, each value
-    /// not held yet, a second title or note too, so that no value a card brought is lost.
-    static func missing(_ incoming: [FieldName: [String]], from existing: [[FieldName: [String]]]) -> [FieldName: [String]] {
+    /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
+    /// A merge (`everyValue`) keeps each value not held yet, a second title or note too, so that
+    /// no value a card brought is lost; of a name only when there is none (merges are of one
+    /// name). A card's history (not `everyValue`) lists of a single-valued field only what the
+    /// current and newer cards leave empty: their title replaced the earlier one.
+    static func missing(_ incoming: [FieldName: [String]], from existing: [[FieldName: [String]]],
+                        everyValue: Bool) -> [FieldName: [String]] {
         var out: [FieldName: [String]] = [:]
         for (field, values) in incoming {
             let have = Set(existing.flatMap { $0[field] ?? [] }.map { Contact.normalized(field, $0) })
-            if field == .name {
+            if field == .name || !(everyValue || field.isMultiValued) {
                 if have.isEmpty, let v = values.first { out[field] = [v] }
                 continue
             }
