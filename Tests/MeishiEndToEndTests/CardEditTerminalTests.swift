@@ -38,6 +38,11 @@ import Testing
         return Session(status: doc["status"] as? Int, failedStep: doc["failedStep"] as? Int, output: doc["output"] as? String ?? "")
     }
 
+    /// The temporary files of `card edit` left in the home (`card-edit-XXXXXX.txt`).
+    static func editFiles(_ cli: CLI) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: cli.home)) ?? []).filter { $0.hasPrefix("card-edit") }
+    }
+
     /// The card's first title, from `card show --json`.
     static func title(_ cli: CLI) throws -> String? {
         let fields = try cli("card", "show", "--json").json["fields"] as? [String: Any]
@@ -55,7 +60,7 @@ import Testing
         ])
         #expect(s.failedStep == nil && s.status == 0, "vi did not get the terminal: \(s.output.suffix(600))")
         #expect(try Self.title(mei) == "Engineer from vi")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
     }
 
     /// Ctrl-Z in vi suspends the job as a shell sees it: meishi stops too, with the terminal taken
@@ -89,7 +94,7 @@ import Testing
             ["expect", "no changes"],
         ])
         #expect(s.failedStep == nil && s.status == 0, "\(s.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
 
         // An editor that Ctrl-C ends: meishi says so, exits 1 and removes its file.
         let killed = try Self.edit(mei, editor: "echo editing; sleep 30 #", [
@@ -99,7 +104,7 @@ import Testing
             ["expect", "was interrupted; your card is unchanged"],
         ])
         #expect(killed.failedStep == nil && killed.status == 1, "\(killed.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
         #expect(try Self.title(mei) == nil)
     }
 
@@ -114,6 +119,6 @@ import Testing
             ["expect", "was interrupted; your card is unchanged"],
         ])
         #expect(s.failedStep == nil && s.status == 1, "\(s.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
     }
 }
