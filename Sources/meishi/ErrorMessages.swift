@@ -732,6 +732,13 @@ enum MessageWording {
 
 /// Issue 21 (second pass): what commands run at the same time, and `card edit`, say.
 extension MeishiFailure {
+    /// `contacts export --vdir`: files changed since meishi wrote them (or not written by it), left as they are.
+    static func vdirFilesKept(_ names: [String]) -> String {
+        let shown = names.prefix(5).map { Console.safe($0) }.joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+        return "kept \(names.count) file\(names.count == 1 ? "" : "s") changed since the last export (or not written by meishi): "
+            + "\(shown); --overwrite replaces them"
+    }
+
     /// `card edit` saved over a card that another command changed while the editor was open.
     static func cardChangedWhileEditing(_ fields: [FieldName], kept path: String) -> MeishiFailure {
         let what = fields.map(\.rawValue).joined(separator: ", ")
