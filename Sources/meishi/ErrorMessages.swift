@@ -43,6 +43,7 @@ extension MeishiFailure {
             self.init("\(path) is not a meishi home backup",
                       hint: "'meishi backup' writes one; an identity backup from 'meishi id export' is restored with 'meishi init --restore'",
                       status: .dataError)
+        case .homeBackupHeader(let path, let reason): self = .homeBackupHeader(path, reason)
         case .homeBackupDamaged(let path):
             self.init("\(path) is damaged: it opened, but does not hold a meishi home", hint: "use another copy", status: .dataError)
         case .homeNotEmpty(let path, let holds):
@@ -732,6 +733,12 @@ enum MessageWording {
 
 /// Issue 21 (second pass): what commands run at the same time, and `card edit`, say.
 extension MeishiFailure {
+    /// `restore`: a header `backup` cannot have written (before any passphrase is asked).
+    static func homeBackupHeader(_ path: String, _ reason: String) -> MeishiFailure {
+        MeishiFailure("\(path) is not a meishi home backup: its header \(reason)",
+                      hint: "'meishi backup' writes one; use another copy", status: .dataError)
+    }
+
     /// `contacts export --vdir`: files changed since meishi wrote them (or not written by it), left as they are.
     static func vdirFilesKept(_ names: [String]) -> String {
         let shown = names.prefix(5).map { Console.safe($0) }.joined(separator: ", ") + (names.count > 5 ? ", …" : "")
