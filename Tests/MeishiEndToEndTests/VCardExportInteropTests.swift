@@ -75,9 +75,8 @@ import Testing
         }
     }
 
-    /// A vdir is kept in step: one file per contact named after its UID, rewritten only when the
-    /// contact changed, the file of a deleted contact removed, other programs' files left alone.
-    @Test func vdirFilesAreStableUpdatedAndPruned() throws {
+    /// A home holding Alice Smith and Ken Sato (unsigned, imported), and the path of a vdir for them.
+    static func aliceAndKen() throws -> (CLI, String) {
         let cli = try CLI.initialised()
         let book = try cli.file("two.vcf", Data("""
             BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nEMAIL:alice@example.org\r\nEND:VCARD\r
@@ -85,6 +84,13 @@ import Testing
             """.utf8))
         #expect(try cli("contacts", "import", book).status == 0)
         let dir = (cli.home as NSString).deletingLastPathComponent + "/book"
+        return (cli, dir)
+    }
+
+    /// A vdir is kept in step: one file per contact named after its UID, rewritten only when the
+    /// contact changed, the file of a deleted contact removed, other programs' files left alone.
+    @Test func vdirFilesAreStableUpdatedAndPruned() throws {
+        let (cli, dir) = try Self.aliceAndKen()
         let first = try cli("contacts", "export", "--vdir", dir)
         #expect(first.status == 0 && first.stderr.contains("2 new, 0 updated, 0 unchanged, 0 removed"), "\(first.stderr)")
         let files = Self.vcfFiles(dir)
@@ -125,13 +131,7 @@ import Testing
     /// what it wrote (.meishi-export.json) and keeps what changed since, or what it did not
     /// write, saying so; --overwrite replaces and removes them anyway.
     @Test func vdirKeepsFilesChangedSinceTheLastExport() throws {
-        let cli = try CLI.initialised()
-        let book = try cli.file("two.vcf", Data("""
-            BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nEMAIL:alice@example.org\r\nEND:VCARD\r
-            BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ken Sato\r\nTEL:+81 90 0000 1111\r\nEND:VCARD\r\n
-            """.utf8))
-        #expect(try cli("contacts", "import", book).status == 0)
-        let dir = (cli.home as NSString).deletingLastPathComponent + "/book"
+        let (cli, dir) = try Self.aliceAndKen()
         #expect(try cli("contacts", "export", "--vdir", dir).status == 0)
         let files = Self.vcfFiles(dir)
         let alice = try #require(try files.first { try String(contentsOfFile: dir + "/" + $0, encoding: .utf8).contains("FN:Alice Smith") })
