@@ -7,7 +7,10 @@ STEPS-JSON is a list of steps: ["expect", TEXT] waits (15 s at most) until the t
 TEXT since the last expect; ["send", KEYS] types KEYS; ["sleep", SECONDS]; ["stopped", 0] waits
 (15 s at most) until COMMAND is stopped (state T), as a shell would see a job suspended with Ctrl-Z;
 ["continue", 0] sends it SIGCONT, as the shell's `fg` does; ["signal", NAME] sends it SIGNAME.
-Prints {"status": EXIT or -SIGNAL or null, "failedStep": INDEX or null, "output": TEXT} and exits 0;
+Prints {"status": EXIT or -SIGNAL or null, "failedStep": INDEX or null, "output": TEXT, "modes": MODES}
+and exits 0, MODES being the terminal's local modes once COMMAND ended (as `stty -a` names them:
+{"echo": true, "icanon": true, "isig": true, "onlcr": true, "icrnl": true} on a terminal left as
+it was found);
 a step that times out, or a command still running 15 s after the last step, is reported as
 failedStep (then every process of the terminal's session is killed).
 """
@@ -119,7 +122,17 @@ def main():
             except OSError:
                 pass
         os.waitpid(pid, 0)
-    json.dump({"status": status, "failedStep": failed, "output": output.decode("utf-8", "replace")}, sys.stdout)
+    modes = None
+    try:
+        # On Linux the master side reads the terminal's (the slave's) settings.
+        iflag, oflag, _, lflag, _, _, _ = termios.tcgetattr(fd)
+        modes = {"echo": bool(lflag & termios.ECHO), "icanon": bool(lflag & termios.ICANON),
+                 "isig": bool(lflag & termios.ISIG), "onlcr": bool(oflag & termios.ONLCR),
+                 "icrnl": bool(iflag & termios.ICRNL)}
+    except termios.error:
+        pass
+    json.dump({"status": status, "failedStep": failed, "output": output.decode("utf-8", "replace"), "modes": modes},
+              sys.stdout)
     return 0
 
 

@@ -48,22 +48,54 @@ public enum ContactExport {
         public var unchanged = 0
         /// Files of contacts no longer exported (deleted since, or not named this time).
         public var removed = 0
+        /// Files meishi wrote that were changed since (by khard, an editor, a sync), or that it
+        /// did not write, left as they are: their names, sorted.
+        public var kept: [String] = []
         public var dropped: [Dropped] = []
+    }
+
+    /// The file in a vdir in which meishi records what it wrote there: each file's name and the
+    /// SHA-256 of its bytes. A dot file, so khard and vdirsyncer (which read `*.vcf`) skip it.
+    public static let stateFileName = ".meishi-export.json"
+
+    struct DirectoryState: Codable {
+        static let format = "meishi-vdir-state-v1"
+        var format = Self.format
+        /// File name -> hex SHA-256 of the bytes meishi wrote.
+        var files: [String: String] = [:]
     }
 
     /// Writes `contacts` into a vdir (the vdirsyncer storage format khard and others read): one
     /// file per contact named after its `UID` (`did-key-z6Mk….vcf`, or the UID it was imported
     /// with), so the same contact
     /// always lands in the same file; a file is rewritten only when its text changed, each
-    /// atomically, mode 0600. With `pruning` (every contact is being written), files meishi
-    /// wrote before (they hold `X-MEISHI-TRUST`) whose contact is not among `contacts` are
-    /// removed; other programs' files are always left alone.
+    /// atomically, mode 0600. meishi records what it wrote in `stateFileName`, and touches only
+    /// files it wrote and that still hold what it wrote: a file changed since (a note added in
+    /// khard) or one it did not write is kept and listed in `kept`, unless `overwriting`. With
+    /// `pruning` (every contact is being written), files meishi wrote whose contact is not
+    /// among `contacts` are removed, on the same terms; other programs' files are always left.
     public static func writeDirectory(_ contacts: [Contact], to dir: String, version: VCardVersion, pruning: Bool,
-                                      home: Home) throws(MeishiError) -> DirectoryResult {
+                                      overwriting: Bool = false, home: Home) throws(MeishiError) -> DirectoryResult {
         if !SecureFile.exists(dir), mkdir(dir, 0o700) != 0 { throw .cannotWrite(path: dir, reason: String(cString: strerror(errno))) }
         guard SecureFile.isDirectory(dir) else { throw .cannotWrite(path: dir, reason: "it is not a directory") }
+        let statePath = dir + "/" + stateFileName
+        var state = DirectoryState()
+        if SecureFile.exists(statePath) {
+            let bytes = try SecureFile.read(statePath, limit: maximumFileBytes)
+            guard let s = try? JSONDecoder().decode(DirectoryState.self, from: Data(bytes)), s.format == DirectoryState.format else {
+                throw .cannotRead(path: statePath, reason: "not a meishi export record (\(DirectoryState.format))", missing: false)
+            }
+            state = s
+        }
+        func digest(_ bytes: [UInt8]) -> String { Hex.encode(SHA256.hash(bytes)) }
         var result = DirectoryResult()
         var written = Set<String>()
+        defer {
+            // Recorded even when a write failed half-way, so that what was written is known.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            if let data = try? encoder.encode(state) { try? SecureFile.write(Array(data) + [0x0A], to: statePath) }
+        }
         for c in contacts {
             var omitted: [VCardOmission] = []
             let e = entry(for: c)
@@ -76,21 +108,37 @@ public enum ContactExport {
             written.insert(name)
             let path = dir + "/" + name
             let old = try? SecureFile.read(path, limit: maximumFileBytes)
-            if old == bytes { result.unchanged += 1; continue }
+            if old == bytes {
+                state.files[name] = digest(bytes)
+                result.unchanged += 1
+                continue
+            }
+            if let old, !overwriting, state.files[name] != digest(old) {
+                result.kept.append(name)
+                continue
+            }
             try SecureFile.writeOutput(bytes, to: path, mode: 0o600, home: home)
+            state.files[name] = digest(bytes)
             if old == nil { result.created += 1 } else { result.updated += 1 }
         }
-        guard pruning else { return result }
-        let entries: [String]
-        do { entries = try FileManager.default.contentsOfDirectory(atPath: dir) } catch {
-            throw .cannotRead(path: dir, reason: "cannot list it", missing: false)
+        if pruning {
+            for (name, recorded) in state.files.sorted(by: { $0.key < $1.key }) where !written.contains(name) {
+                let path = dir + "/" + name
+                guard let bytes = try? SecureFile.read(path, limit: maximumFileBytes) else {
+                    if !SecureFile.exists(path) { state.files[name] = nil }
+                    continue
+                }
+                if !overwriting, digest(bytes) != recorded {
+                    result.kept.append(name)
+                    continue
+                }
+                if unlink(path) == 0 {
+                    state.files[name] = nil
+                    result.removed += 1
+                }
+            }
         }
-        for name in entries.sorted() where name.hasSuffix(".vcf") && !written.contains(name) {
-            let path = dir + "/" + name
-            guard let bytes = try? SecureFile.read(path, limit: maximumFileBytes), bytes.count <= maximumFileBytes,
-                  String(decoding: bytes, as: UTF8.self).contains("\r\nX-MEISHI-TRUST:") else { continue }
-            if unlink(path) == 0 { result.removed += 1 }
-        }
+        result.kept.sort()
         return result
     }
 

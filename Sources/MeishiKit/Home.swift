@@ -21,6 +21,8 @@ public struct Home: Sendable {
     public var publicIdentityPath: String { path + "/identity.json" }
     public var cardPath: String { path + "/card.json" }
     public var databasePath: String { path + "/meishi.sqlite" }
+    /// The lock file of `exclusively`; it holds nothing.
+    public var lockPath: String { path + "/home.lock" }
 
     /// Whether `path` is one of this home's own files (keys, card, store and its journal), by
     /// device and inode, so another spelling or a hard link is caught too: no `-o` may replace them.
@@ -65,5 +67,22 @@ public struct Home: Sendable {
             }
         }
         if let mode = SecureFile.mode(of: path), mode & 0o077 != 0 { chmod(path, 0o700) }
+    }
+
+    /// Runs `body` holding the home's exclusive lock, so that commands which read, change and
+    /// write back `card.json` or the key files run one after the other instead of each writing
+    /// back what it read and undoing the other's change (five `card add` at once kept one
+    /// email). The lock is an `flock` on `home.lock`, as the store's migration lock is (not a
+    /// POSIX lock, which a process loses when it closes any descriptor of the file); it is
+    /// released when the descriptor closes, by the kernel too if the process dies.
+    public func exclusively<T>(_ body: () throws -> T) throws -> T {
+        try ensureExists()
+        let fd = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw MeishiError.cannotWrite(path: lockPath, reason: SecureFile.lastError()) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw MeishiError.cannotWrite(path: lockPath, reason: SecureFile.lastError()) }
+        }
+        return try body()
     }
 }

@@ -89,6 +89,37 @@ public struct HomeBackup: Sendable {
 
     static func associatedData(did: String) -> [UInt8] { Array(format.utf8) + [0] + Array(did.utf8) }
 
+    /// The header's DID and how the rest is sealed, each member checked before anything is
+    /// opened: a header `backup` cannot have written is refused, saying which member is wrong
+    /// (a 3-byte salt reached libsodium and was reported by an internal name).
+    static func sealing(_ header: JSONValue, path: String) throws(MeishiError) -> (String, PassphraseProtection.Limits, [UInt8], [UInt8]) {
+        func refuse(_ reason: String) -> MeishiError { .homeBackupHeader(path: path, reason: reason) }
+        guard case .string(let did)? = header["did"], !did.isEmpty else { throw refuse("has no \"did\"") }
+        guard header["protection"] == .string("argon2id-xchacha20poly1305") else {
+            throw refuse("names a protection other than argon2id-xchacha20poly1305")
+        }
+        guard case .number(let ops)? = header["opslimit"], ops >= 1, ops == ops.rounded(),
+              case .number(let mem)? = header["memlimit"], mem >= 1, mem == mem.rounded() else {
+            throw refuse("has no \"opslimit\" and \"memlimit\" that are whole numbers above 0")
+        }
+        let maximum = PassphraseProtection.Limits.maximum
+        guard ops <= Double(maximum.operations), mem <= Double(maximum.memoryBytes) else {
+            throw refuse("asks Argon2id for \(UInt64(min(ops, 1e18))) passes and \(UInt64(min(mem, 1e18)) >> 20) MiB, "
+                         + "over meishi's limits of \(maximum.operations) passes and \(maximum.memoryBytes >> 20) MiB")
+        }
+        let limits = PassphraseProtection.Limits(operations: UInt64(ops), memoryBytes: Int(mem))
+        guard limits.isAcceptable else { throw refuse("asks Argon2id for less than libsodium's minimums") }
+        var keys: [[UInt8]] = []
+        for (name, count) in [("salt", PassphraseProtection.saltByteCount), ("nonce", XChaCha20Poly1305.nonceByteCount)] {
+            guard case .string(let text)? = header[name], let raw = Base64URL.decode(text) else {
+                throw refuse("has a \"\(name)\" that is not base64url")
+            }
+            guard raw.count == count else { throw refuse("has a \(raw.count)-byte \(name), not \(count) bytes") }
+            keys.append(raw)
+        }
+        return (did, limits, keys[0], keys[1])
+    }
+
     /// Opens a backup's bytes (`path` names it in errors), asking `passphrases` for its
     /// passphrase, and checks what it holds: the identity files name the DID the file does.
     public static func open(_ bytes: [UInt8], path: String, passphrases: PassphraseSource) throws(MeishiError) -> Contents {
@@ -96,13 +127,7 @@ public struct HomeBackup: Sendable {
               let header = try? StrictJSONParser.parse(Array(bytes[..<newline])),
               header["format"] == .string(format) else { throw .notAHomeBackup(path: path) }
         let damaged = MeishiError.homeBackupDamaged(path: path)
-        guard case .string(let did)? = header["did"], header["protection"] == .string("argon2id-xchacha20poly1305"),
-              case .number(let ops)? = header["opslimit"], case .number(let mem)? = header["memlimit"],
-              case .string(let saltText)? = header["salt"], case .string(let nonceText)? = header["nonce"],
-              let salt = Base64URL.decode(saltText), let nonce = Base64URL.decode(nonceText),
-              ops >= 1, mem >= 1, ops <= Double(UInt32.max), mem <= Double(Int64(1) << 40) else { throw damaged }
-        let limits = PassphraseProtection.Limits(operations: UInt64(ops), memoryBytes: Int(mem))
-        guard limits.isAcceptable else { throw .keyLimitsTooHigh(path: path, operations: limits.operations, memoryBytes: limits.memoryBytes) }
+        let (did, limits, salt, nonce) = try Self.sealing(header, path: path)
         let sealed = PassphraseProtection.Sealed(limits: limits, salt: salt, nonce: nonce, ciphertext: Array(bytes[(newline + 1)...]))
         var plain: SecureBytes?
         for attempt in 1...max(1, passphrases.tries) {

@@ -33,6 +33,9 @@ public enum MeishiError: Error, Sendable {
     case notAHomeBackup(path: String)
     /// A home backup that opened but holds what no backup holds (written by something else).
     case homeBackupDamaged(path: String)
+    /// A home backup whose header (the line before the sealed part) cannot be what `backup`
+    /// writes: `reason` says which member is wrong ("has a 3-byte salt, not 16 bytes").
+    case homeBackupHeader(path: String, reason: String)
     /// `restore`: the home already holds files (`holds`, their names).
     case homeNotEmpty(path: String, holds: [String])
     /// The secret key file is readable by group or others.

@@ -38,13 +38,17 @@ struct FieldValueArguments: ParsableArguments {
     }
 }
 
-/// Loads the card, applies `edit`, saves it, and says what changed.
+/// Loads the card, applies `edit`, saves it, and says what changed; under the home's lock, so
+/// that commands run at the same time apply their changes one after the other.
 func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws(CardError) -> String) throws {
     let session = try global.session(ctx)
-    var card = try session.cards.loadCard()
-    let message: String
-    do { message = try edit(&card) } catch { throw MeishiError.card(error) }
-    try session.cards.saveCard(card)
+    let message = try session.home.exclusively {
+        var card = try session.cards.loadCard()
+        let message: String
+        do throws(CardError) { message = try edit(&card) } catch { throw MeishiError.card(error) }
+        try session.cards.saveCard(card)
+        return message
+    }
     ctx.out.line(message)
 }
 

@@ -29,18 +29,22 @@ struct CardImportCommand: SynchronousCommand {
         let session = try global.session(ctx)
         let (contact, problems) = try CardImport.contact(in: try ctx.read(file, limit: CardImport.maximumFileBytes), file: file)
         for p in problems { ctx.out.warn(MeishiFailure(MeishiError.vcard(path: file, p)).message) }
-        var card = try session.cards.loadCard()
-        let ask = level == nil && file != "-" && ctx.terminal.isInteractive
-        let result = CardImport.apply(contact, to: &card) { field, value in
-            if let level { return level }
-            guard ask else { return field.defaultLevel }
-            return ctx.terminal.askLevel("\(field) \(Console.safe(value))", default: field.defaultLevel)
+        // Under the home's lock: a `card set` run meanwhile is not undone by this save.
+        let result = try session.home.exclusively {
+            var card = try session.cards.loadCard()
+            let ask = level == nil && file != "-" && ctx.terminal.isInteractive
+            let result = CardImport.apply(contact, to: &card) { field, value in
+                if let level { return level }
+                guard ask else { return field.defaultLevel }
+                return ctx.terminal.askLevel("\(field) \(Console.safe(value))", default: field.defaultLevel)
+            }
+            for r in result.refused {
+                ctx.out.warn("left out \(r.field) \"\(r.value)\": \(MeishiFailure(r.error).message)")
+            }
+            guard !result.applied.isEmpty else { throw MeishiError.nothingToImport(path: file) }
+            try session.cards.saveCard(card)
+            return result
         }
-        for r in result.refused {
-            ctx.out.warn("left out \(r.field) \"\(r.value)\": \(MeishiFailure(r.error).message)")
-        }
-        guard !result.applied.isEmpty else { throw MeishiError.nothingToImport(path: file) }
-        try session.cards.saveCard(card)
         for a in result.applied { ctx.out.line("\(a.field) = \(Console.safe(a.value)) (\(a.level.rawValue))") }
     }
 }

@@ -18,8 +18,10 @@ struct ContactsExport: SynchronousCommand {
 
             With --vdir DIR, one file per contact in DIR (a vdir, as khard and vdirsyncer read it), \
             named after its UID: a file is rewritten only when the contact changed. Without REF, the \
-            files of contacts no longer in the store are removed (only files meishi wrote: other \
-            programs' files stay); with REF, only those contacts are written.
+            files of contacts no longer in the store are removed; with REF, only those contacts are \
+            written. meishi records what it wrote in DIR/.meishi-export.json and never replaces or \
+            removes a file changed since (a note added in khard) or one it did not write: it says \
+            which it kept; --overwrite replaces and removes them anyway.
 
             Examples:
               meishi contacts export -o all.vcf
@@ -50,12 +52,16 @@ struct ContactsExport: SynchronousCommand {
             completion: .directory)
     var vdir: String?
 
+    @Flag(help: "With --vdir, replace (or remove) files changed since meishi wrote them.")
+    var overwrite = false
+
     @Option(name: .customLong("mode"), help: FileModeArgument.help)
     var fileMode: FileModeArgument?
 
     func validate() throws {
         guard VCardVersion(rawValue: vcardVersion) != nil else { throw ValidationError("--vcard-version must be 4.0 or 3.0") }
         if vdir != nil, output != nil { throw ValidationError("--vdir and --output cannot be used together") }
+        if overwrite, vdir == nil { throw ValidationError("--overwrite is for --vdir") }
         if vdir != nil, format == .json { throw ValidationError("--vdir writes vCards: it cannot be used with --format json") }
     }
 
@@ -75,10 +81,13 @@ struct ContactsExport: SynchronousCommand {
         } catch { throw MeishiError.store(error) }
         let version = VCardVersion(rawValue: vcardVersion)!
         if let vdir {
-            let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, pruning: refs.isEmpty, home: session.home)
+            let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, pruning: refs.isEmpty,
+                                                     overwriting: overwrite, home: session.home)
             Self.noteDropped(r.dropped, ctx)
+            if !r.kept.isEmpty { ctx.out.warn(MeishiFailure.vdirFilesKept(r.kept)) }
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (vCard \(vcardVersion)) to \(vdir): "
-                         + "\(r.created) new, \(r.updated) updated, \(r.unchanged) unchanged, \(r.removed) removed")
+                         + "\(r.created) new, \(r.updated) updated, \(r.unchanged) unchanged, \(r.removed) removed"
+                         + (r.kept.isEmpty ? "" : ", \(r.kept.count) kept"))
             return
         }
         let bytes: [UInt8]

@@ -25,6 +25,8 @@ enum ExitStatus: Int32, Sendable {
 
     /// `send`: nobody answered within --timeout; the message was not delivered (EX_TEMPFAIL, 75).
     static let notDelivered = ExitStatus.timedOut
+    /// `card edit`: the card changed while the editor was open; nothing saved, run it again (EX_TEMPFAIL, 75).
+    static let cardChanged = ExitStatus.timedOut
 }
 
 /// An error as the user sees it: what failed and why, a likely fix, and the exit status.

@@ -20,8 +20,15 @@ struct PassphraseCommand: AsyncParsableCommand {
 }
 
 /// Re-seals the key files under a new passphrase (nil: in the clear) and says so.
+/// Under the home's lock from the first look at the key to the last rename: of two commands run
+/// at once, the second sees what the first did (two `passphrase set` both said they had set it,
+/// and one of the two passphrases then failed).
 private func reprotect(_ global: GlobalOptions, _ ctx: Context, wantEncrypted: Bool?, removing: Bool) throws {
     let session = try global.session(ctx)
+    try session.home.exclusively { try reprotect(session, ctx, wantEncrypted: wantEncrypted, removing: removing) }
+}
+
+private func reprotect(_ session: HomeSession, _ ctx: Context, wantEncrypted: Bool?, removing: Bool) throws {
     let encrypted = try session.identities.isEncrypted()
     if wantEncrypted == false, encrypted { throw MeishiFailure.alreadyEncrypted }
     if wantEncrypted == true, !encrypted { throw removing ? MeishiFailure.noPassphraseToRemove : MeishiFailure.notEncrypted }

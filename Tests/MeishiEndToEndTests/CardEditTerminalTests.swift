@@ -12,6 +12,8 @@ import Testing
         let status: Int?
         let failedStep: Int?
         let output: String
+        /// The terminal's modes once meishi ended (see tools/pty-session.py).
+        let modes: [String: Bool]
     }
 
     /// Runs `meishi card edit` in `cli`'s home on a new terminal with EDITOR `editor`, playing `steps`.
@@ -35,7 +37,13 @@ import Testing
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return Session(status: doc["status"] as? Int, failedStep: doc["failedStep"] as? Int, output: doc["output"] as? String ?? "")
+        return Session(status: doc["status"] as? Int, failedStep: doc["failedStep"] as? Int, output: doc["output"] as? String ?? "",
+                       modes: doc["modes"] as? [String: Bool] ?? [:])
+    }
+
+    /// The temporary files of `card edit` left in the home (`card-edit-XXXXXX.txt`).
+    static func editFiles(_ cli: CLI) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: cli.home)) ?? []).filter { $0.hasPrefix("card-edit") }
     }
 
     /// The card's first title, from `card show --json`.
@@ -55,7 +63,7 @@ import Testing
         ])
         #expect(s.failedStep == nil && s.status == 0, "vi did not get the terminal: \(s.output.suffix(600))")
         #expect(try Self.title(mei) == "Engineer from vi")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
     }
 
     /// Ctrl-Z in vi suspends the job as a shell sees it: meishi stops too, with the terminal taken
@@ -89,7 +97,7 @@ import Testing
             ["expect", "no changes"],
         ])
         #expect(s.failedStep == nil && s.status == 0, "\(s.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
 
         // An editor that Ctrl-C ends: meishi says so, exits 1 and removes its file.
         let killed = try Self.edit(mei, editor: "echo editing; sleep 30 #", [
@@ -99,7 +107,7 @@ import Testing
             ["expect", "was interrupted; your card is unchanged"],
         ])
         #expect(killed.failedStep == nil && killed.status == 1, "\(killed.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
         #expect(try Self.title(mei) == nil)
     }
 
@@ -114,6 +122,65 @@ import Testing
             ["expect", "was interrupted; your card is unchanged"],
         ])
         #expect(s.failedStep == nil && s.status == 1, "\(s.output.suffix(600))")
-        #expect(!FileManager.default.fileExists(atPath: mei.home + "/card-edit.txt"))
+        #expect(Self.editFiles(mei).isEmpty)
+        // vi ended by the signal left the terminal raw (`-onlcr -isig -icanon -echo -icrnl`):
+        // meishi puts back the modes it found.
+        #expect(s.modes == ["echo": true, "icanon": true, "isig": true, "onlcr": true, "icrnl": true], "\(s.modes)")
+    }
+}
+
+extension CardEditTerminalTests {
+    /// Ctrl-Z, then `kill %1` (SIGTERM, then SIGCONT, to the stopped job): vi ends, meishi says so
+    /// and the terminal has its modes back.
+    @Test(.enabled(if: toolsPresent, "skipped: needs python3 and vi"))
+    func terminationWhileSuspendedEndsTheEditor() throws {
+        let mei = try CLI.withCard()
+        let s = try Self.edit(mei, editor: "vi", [
+            ["expect", "FIELD [LEVEL]: VALUE"],
+            ["send", "\u{1A}"],
+            ["stopped", 0],
+            ["signal", "TERM"],
+            ["continue", 0],
+            ["expect", "was interrupted; your card is unchanged"],
+        ])
+        #expect(s.failedStep == nil && s.status == 1, "\(s.output.suffix(600))")
+        #expect(Self.editFiles(mei).isEmpty)
+        #expect(s.modes == ["echo": true, "icanon": true, "isig": true, "onlcr": true, "icrnl": true], "\(s.modes)")
+    }
+}
+
+/// `card edit` told to stop without a terminal: the editor's whole process group goes with it.
+@Suite struct CardEditSignalTests {
+    /// A shell script as EDITOR whose `sleep 30` kept running, re-parented to PID 1, after SIGTERM
+    /// ended meishi (and the script's shell).
+    @Test func theEditorsChildrenDoNotOutliveMeishi() throws {
+        let mei = try CLI.withCard()
+        let dir = (mei.home as NSString).deletingLastPathComponent
+        let script = dir + "/slow-editor"
+        try "#!/bin/sh\nsleep 60 &\necho $! > \(dir)/sleep.pid\nwait\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let editing = try ConcurrentUseTests.start(mei, ["card", "edit"], environment: ["EDITOR": script, "VISUAL": ""])
+        try ConcurrentUseTests.waitFor(dir + "/sleep.pid")
+        usleep(100_000)
+        let sleeper = try #require(pid_t(try String(contentsOfFile: dir + "/sleep.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        editing.0.terminate()
+        // A guard against a hang, not a speed target: the old meishi waited for the sleep to end.
+        for _ in 0..<200 where editing.0.isRunning { usleep(50_000) }
+        #expect(!editing.0.isRunning, "meishi still waits for the editor's child 10 s after SIGTERM")
+        if editing.0.isRunning { kill(sleeper, SIGKILL) }
+        let log = String(decoding: editing.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        editing.0.waitUntilExit()
+        #expect(editing.0.terminationStatus == 1 && log.contains("was interrupted"), "\(log)")
+        var alive = true
+        for _ in 0..<40 {
+            let state = (try? String(contentsOfFile: "/proc/\(sleeper)/stat", encoding: .utf8))?.split(separator: ")").last?
+                .split(separator: " ").first
+            alive = state != nil && state != "Z"
+            if !alive { break }
+            usleep(50_000)
+        }
+        if alive { kill(sleeper, SIGKILL) }
+        #expect(!alive, "the editor's child \(sleeper) still runs after meishi ended")
+        #expect(CardEditTerminalTests.editFiles(mei).isEmpty)
     }
 }

@@ -108,6 +108,36 @@ import Testing
         #expect(try CLI(home: empty)("card", "show", "--json").stdout == (try mei("card", "show", "--json").stdout))
     }
 
+    /// Issue 21, second pass: a crafted header with a 3-byte salt or nonce exited 77 naming an
+    /// internal error (`invalidLength(what: "salt", …)`), and one asking Argon2id for 2^42 bytes
+    /// or 2^40 passes was called "damaged: it opened" though it never opened. Each is now
+    /// refused before a passphrase is asked: "is not a meishi home backup: its header …", 65.
+    @Test func craftedHeadersAreRefusedSayingWhich() throws {
+        let mei = try CLI.withCard()
+        let file = Self.scratch(mei) + "/home.backup"
+        #expect(try mei.run(["backup", "-o", file], extraEnvironment: Self.passphrase).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        let newline = try #require(bytes.firstIndex(of: 0x0A))
+        let header = try #require(try JSONSerialization.jsonObject(with: bytes[..<newline]) as? [String: Any])
+        let cases: [(String, Any, String)] = [
+            ("salt", "AAAA", "has a 3-byte salt, not 16 bytes"), ("nonce", "AAAA", "has a 3-byte nonce, not 24 bytes"),
+            ("memlimit", 4_398_046_511_104, "asks Argon2id for"), ("opslimit", 1_099_511_627_776, "asks Argon2id for"),
+            ("salt", 7, "has a \"salt\" that is not base64url"), ("protection", "rot13", "names a protection other than"),
+        ]
+        let target = CLI(home: Fixtures.temporaryDirectory() + "/home")
+        for (n, (member, value, said)) in cases.enumerated() {
+            var crafted = header
+            crafted[member] = value
+            let line = try JSONSerialization.data(withJSONObject: crafted, options: [.sortedKeys])
+            let path = try mei.file("crafted-\(n).backup", line + Data([0x0A]) + bytes[(newline + 1)...])
+            let r = try target.run(["restore", path], extraEnvironment: Self.passphrase)
+            #expect(r.status == 65, "\(member): \(r.stderr)")
+            #expect(r.stderr.contains("is not a meishi home backup: its header " + said), "\(member): \(r.stderr)")
+            #expect(!r.stderr.contains("invalidLength") && !r.stderr.contains("damaged"), "\(member): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: target.home), "\(member)")
+        }
+    }
+
     /// The snapshot is taken in one read transaction: a backup made while another process
     /// imports holds the store between two imports, never in the middle of one.
     @Test func backupWhileAnotherProcessWritesIsConsistent() throws {

@@ -75,9 +75,8 @@ import Testing
         }
     }
 
-    /// A vdir is kept in step: one file per contact named after its UID, rewritten only when the
-    /// contact changed, the file of a deleted contact removed, other programs' files left alone.
-    @Test func vdirFilesAreStableUpdatedAndPruned() throws {
+    /// A home holding Alice Smith and Ken Sato (unsigned, imported), and the path of a vdir for them.
+    static func aliceAndKen() throws -> (CLI, String) {
         let cli = try CLI.initialised()
         let book = try cli.file("two.vcf", Data("""
             BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nEMAIL:alice@example.org\r\nEND:VCARD\r
@@ -85,6 +84,13 @@ import Testing
             """.utf8))
         #expect(try cli("contacts", "import", book).status == 0)
         let dir = (cli.home as NSString).deletingLastPathComponent + "/book"
+        return (cli, dir)
+    }
+
+    /// A vdir is kept in step: one file per contact named after its UID, rewritten only when the
+    /// contact changed, the file of a deleted contact removed, other programs' files left alone.
+    @Test func vdirFilesAreStableUpdatedAndPruned() throws {
+        let (cli, dir) = try Self.aliceAndKen()
         let first = try cli("contacts", "export", "--vdir", dir)
         #expect(first.status == 0 && first.stderr.contains("2 new, 0 updated, 0 unchanged, 0 removed"), "\(first.stderr)")
         let files = Self.vcfFiles(dir)
@@ -117,6 +123,49 @@ import Testing
         #expect(pruned.stderr.contains(" 1 removed"), "\(pruned.stderr)")
         #expect(Self.vcfFiles(dir).contains("other.vcf") && Self.vcfFiles(dir).count == 2)
         #expect(try cli("contacts", "export", "--vdir", dir, "-o", "x.vcf").status == 64)
+    }
+
+    /// Issue 21, second pass: a note added in khard to a file meishi wrote was overwritten by the
+    /// next export ("1 updated"), and a copy of a meishi file with its own UID and FN was deleted
+    /// ("1 removed": any file holding X-MEISHI-TRUST counted as meishi's). Now meishi records
+    /// what it wrote (.meishi-export.json) and keeps what changed since, or what it did not
+    /// write, saying so; --overwrite replaces and removes them anyway.
+    @Test func vdirKeepsFilesChangedSinceTheLastExport() throws {
+        let (cli, dir) = try Self.aliceAndKen()
+        #expect(try cli("contacts", "export", "--vdir", dir).status == 0)
+        let files = Self.vcfFiles(dir)
+        let alice = try #require(try files.first { try String(contentsOfFile: dir + "/" + $0, encoding: .utf8).contains("FN:Alice Smith") })
+        let ken = try #require(files.first { $0 != alice })
+        // khard adds a note to Alice's file; someone copies Ken's file as a new person of their own.
+        let edited = try String(contentsOfFile: dir + "/" + alice, encoding: .utf8)
+            .replacingOccurrences(of: "END:VCARD", with: "NOTE:edited in khard\r\nEND:VCARD")
+        try edited.write(toFile: dir + "/" + alice, atomically: true, encoding: .utf8)
+        let copy = try String(contentsOfFile: dir + "/" + ken, encoding: .utf8)
+            .replacingOccurrences(of: "FN:Ken Sato", with: "FN:Kenji Copy")
+            .replacingOccurrences(of: "UID:urn:uuid:", with: "UID:urn:uuid:0")
+        try copy.write(toFile: dir + "/copy-of-ken.vcf", atomically: true, encoding: .utf8)
+
+        // Alice changes in the store: her file is not rewritten, and the copy is not removed.
+        let more = try cli.file("alice.vcf", Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice Smith\r\nEMAIL:alice@example.org\r\nTEL:+1 555 0100\r\nEND:VCARD\r\n".utf8))
+        #expect(try cli("contacts", "import", more).status == 0)
+        let again = try cli("contacts", "export", "--vdir", dir)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("kept 1 file changed since the last export (or not written by meishi): \(alice)"), "\(again.stderr)")
+        #expect(again.stderr.contains("0 new, 0 updated, 1 unchanged, 0 removed, 1 kept"), "\(again.stderr)")
+        #expect(try String(contentsOfFile: dir + "/" + alice, encoding: .utf8) == edited)
+        // Ken deleted: his own file (unchanged since) goes, the copy stays.
+        #expect(try cli("contacts", "delete", "Ken Sato", "--yes").status == 0)
+        let pruned = try cli("contacts", "export", "--vdir", dir)
+        #expect(pruned.stderr.contains("0 updated, 0 unchanged, 1 removed, 1 kept"), "\(pruned.stderr)")
+        #expect(Set(Self.vcfFiles(dir)) == [alice, "copy-of-ken.vcf"])
+        #expect(try String(contentsOfFile: dir + "/copy-of-ken.vcf", encoding: .utf8) == copy)
+
+        // --overwrite replaces the changed file; the copy, which meishi never wrote, still stays.
+        let forced = try cli("contacts", "export", "--vdir", dir, "--overwrite")
+        #expect(forced.stderr.contains("0 new, 1 updated, 0 unchanged, 0 removed"), "\(forced.stderr)")
+        #expect(try String(contentsOfFile: dir + "/" + alice, encoding: .utf8).contains("TEL;VALUE=text:+1 555 0100"))
+        #expect(Set(Self.vcfFiles(dir)) == [alice, "copy-of-ken.vcf"])
+        #expect(try cli("contacts", "export", "--overwrite", "-o", dir + "/x.vcf").status == 64)
     }
 }
 

@@ -124,3 +124,14 @@ extension MeishiFailure {
         }
     }
 }
+
+/// Issue 21 (second pass): `card edit` against a card changed meanwhile.
+extension MeishiFailure {
+    /// `card edit` saved over a card that another command changed while the editor was open.
+    static func cardChangedWhileEditing(_ fields: [FieldName], kept path: String) -> MeishiFailure {
+        let what = fields.map(\.rawValue).joined(separator: ", ")
+        return MeishiFailure("your card changed while the editor was open (\(what)): your edit was not saved, so as not to undo that change; "
+                             + "the edited text is kept in \(Console.safe(path))",
+                             hint: "run 'meishi card edit' again and copy your changes from that file", status: .cardChanged)
+    }
+}

@@ -13,7 +13,7 @@ extension MeishiFailure {
         switch e {
         case .cannotRead, .isDirectory, .cannotWrite, .alreadyExists, .fileTooLarge: self.init(file: e)
         case .homeNotDirectory, .cannotCreateHome, .homeNotOwned, .homeWritableByOthers, .noHome, .notAHomeBackup,
-             .homeBackupDamaged, .homeNotEmpty: self.init(home: e)
+             .homeBackupHeader, .homeBackupDamaged, .homeNotEmpty: self.init(home: e)
         case .noIdentity, .identityExists, .notABackup, .identityDamaged, .keyExposed, .keyLimitsTooHigh, .passphraseNeeded,
              .emptyPassphrase, .passphrasesDiffer, .wrongPassphrase, .cannotDecrypt, .cannotEncrypt, .cannotBackUp,
              .solidarityKeyOfOtherIdentity: self.init(identity: e)

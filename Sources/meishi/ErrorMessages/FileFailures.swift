@@ -34,3 +34,13 @@ extension MeishiFailure {
 
     static let standardInputNotText = MeishiFailure("standard input is not UTF-8 text", status: .dataError)
 }
+
+/// Issue 21 (second pass): files `contacts export --vdir` leaves as they are.
+extension MeishiFailure {
+    /// `contacts export --vdir`: files changed since meishi wrote them (or not written by it), left as they are.
+    static func vdirFilesKept(_ names: [String]) -> String {
+        let shown = names.prefix(5).map { Console.safe($0) }.joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+        return "kept \(names.count) file\(names.count == 1 ? "" : "s") changed since the last export (or not written by meishi): "
+            + "\(shown); --overwrite replaces them"
+    }
+}

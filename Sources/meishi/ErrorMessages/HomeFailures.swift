@@ -19,6 +19,7 @@ extension MeishiFailure {
             self.init("\(path) is not a meishi home backup",
                       hint: "'meishi backup' writes one; an identity backup from 'meishi id export' is restored with 'meishi init --restore'",
                       status: .dataError)
+        case .homeBackupHeader(let path, let reason): self = .homeBackupHeader(path, reason)
         case .homeBackupDamaged(let path):
             self.init("\(path) is damaged: it opened, but does not hold a meishi home", hint: "use another copy", status: .dataError)
         case .homeNotEmpty(let path, let holds):
@@ -37,4 +38,13 @@ extension MeishiFailure {
 
     static let binaryToTerminal = MeishiFailure("refusing to write an encrypted backup to a terminal",
                                                 hint: "name a file with -o FILE, or redirect standard output", status: .usage)
+}
+
+/// Issue 21 (second pass): what a crafted backup header says.
+extension MeishiFailure {
+    /// `restore`: a header `backup` cannot have written (before any passphrase is asked).
+    static func homeBackupHeader(_ path: String, _ reason: String) -> MeishiFailure {
+        MeishiFailure("\(path) is not a meishi home backup: its header \(reason)",
+                      hint: "'meishi backup' writes one; use another copy", status: .dataError)
+    }
 }
