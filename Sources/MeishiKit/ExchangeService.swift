@@ -79,7 +79,7 @@ public struct ExchangeService: Sendable {
     /// card is checked against `clock` with `maximumSkew` both ways.
     public func run(endpoint: ExchangeEndpoint, code: ExchangeCode?, identity: Identity, card: Card, level: DisclosureLevel, only: Set<FieldName>?,
                     timeoutSeconds: Int64, maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard,
-                    message: MessageOptions? = nil, clock: @escaping @Sendable () -> Int64,
+                    message: MessageOptions? = nil, event: String? = nil, clock: @escaping @Sendable () -> Int64,
                     confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
                     trace: @escaping @Sendable (String) -> Void = { _ in },
                     listening: @escaping @Sendable (Int) -> Void) async throws(MeishiError) -> Outcome {
@@ -116,7 +116,8 @@ public struct ExchangeService: Sendable {
             },
             incoming: { bytes, peer in
                 do {
-                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: "exchange", now: clock(), in: store) }
+                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
+                                                                                     meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event), in: store) }
                 } catch {
                     return .refused(.storeFailed)
                 }
@@ -140,8 +141,8 @@ public struct ExchangeService: Sendable {
         if let already = early.outcome {
             stored = already
         } else {
-            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
-                                      in: store)
+            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
+                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: event), in: store)
         }
         var report: CommonFriendsReport?
         if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {

@@ -11,7 +11,7 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
     /// The signed card exactly as it arrived (the JSON payload or the QR text).
     public var payload: Data
     /// How it came: `exchange`, `qr`, `file`, `stdin`.
-    public var source: String
+    public var source: ContactSource
     public var trust: Trust
     /// When it was stored (Unix seconds); for the cards a store held before the history was
     /// kept, the contact's last-seen time, which is when that card or a copy of it last came.
@@ -36,10 +36,11 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         id = row["id"]
         contactID = row["contactId"]
         payload = row["payload"]
-        source = row["source"]
         received = row["received"]
         cardTimestamp = row["cardTimestamp"]
         let damaged = { (why: String) in StoreError.damaged("card #\(row["id"] as Int64? ?? 0) of contact #\(row["contactId"] as Int64? ?? 0): \(why)") }
+        guard let s = (row["source"] as String?).flatMap(ContactSource.init(rawValue:)) else { throw damaged("unknown source") }
+        source = s
         guard let t = (row["trust"] as String?).flatMap(Trust.init(rawValue:)) else { throw damaged("unknown trust") }
         trust = t
         guard let l = (row["level"] as String?).flatMap(DisclosureLevel.init(rawValue:)) else { throw damaged("unknown level") }

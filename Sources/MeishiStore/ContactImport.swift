@@ -66,14 +66,23 @@ extension ContactStore {
     /// apart (`SharedValue`). Each merge is recorded, so `split` can undo it. It merges into a *verified* contact only when it carries that contact's DID, and
     /// then its new values go to `unsignedFields`. Anything else is a new unsigned contact,
     /// flagged when its name, email or phone is a verified contact's.
-    public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: String, seen: Int64,
-                               dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
+    ///
+    /// Each card that added or merged something records a `meeting` (`import`, or `qr` for a
+    /// scanned code) at `seen`; an unchanged one does not, so importing a file again adds none.
+    public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: ContactSource, seen: Int64, meeting: MeetingKind = .import,
+                               event: String? = nil, dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
         let outcomes: [ImportOutcome]
         do {
             outcomes = try pool.writeWithoutTransaction { db in
                 var outcomes: [ImportOutcome] = []
                 try db.inTransaction(.immediate) {
-                    for c in cards { outcomes.append(try Self.importOne(c, merge: merge, source: source, seen: seen, in: db)) }
+                    for c in cards {
+                        let outcome = try Self.importOne(c, merge: merge, source: source, seen: seen, in: db)
+                        if case .unchanged = outcome {} else {
+                            try Self.record(Meeting(at: seen, how: meeting, event: event), on: outcome.contact.id!, in: db)
+                        }
+                        outcomes.append(outcome)
+                    }
                     return dryRun ? .rollback : .commit
                 }
                 return outcomes
@@ -83,7 +92,7 @@ extension ContactStore {
         return outcomes
     }
 
-    static func importOne(_ card: UnsignedCard, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {
+    static func importOne(_ card: UnsignedCard, merge: Bool, source: ContactSource, seen: Int64, in db: Database) throws -> ImportOutcome {
         let c = card.contact, key = card.key
         // Cached statements: an import of thousands of cards would otherwise prepare (and
         // authorize) the same few statements for every card.
@@ -179,7 +188,7 @@ extension ContactStore {
         return out
     }
 
-    static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,
+    static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: ContactSource, seen: Int64,
                                   in db: Database) throws -> ImportOutcome {
         let c = card.contact
         var updated = target

@@ -141,6 +141,28 @@ extension ContactStore {
                 WHERE trust != 'unsigned' AND payload IS NOT NULL ORDER BY id
                 """)
         }
+        // Where and when each contact was met (`Meeting`). Each contact stored before gets one
+        // meeting, its first-seen time, by the way its card came (an exchange's code or digits
+        // were not recorded: `exchange`), without an event.
+        m.registerMigration("v6-meetings") { db in
+            try db.create(table: "meeting") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("at", .integer).notNull()
+                t.column("how", .text).notNull()
+                t.column("event", .text)
+            }
+            try db.create(index: "meeting_on_contact", on: "meeting", columns: ["contactId", "at"])
+            try db.create(index: "meeting_on_event", on: "meeting", columns: ["event"])
+            try db.execute(sql: """
+                INSERT INTO meeting (contactId, at, how)
+                SELECT id, firstSeen, CASE WHEN source = 'exchange' THEN 'exchange'
+                                           WHEN source IN ('file', 'stdin') THEN 'file'
+                                           WHEN source = 'vcard' THEN 'import'
+                                           ELSE 'qr' END
+                FROM contact ORDER BY id
+                """)
+        }
         return m
     }
 

@@ -729,3 +729,12 @@ enum MessageWording {
         ])
     }
 }
+
+// MARK: Living cards (issue 26)
+
+extension MeishiFailure {
+    /// An event name that cannot be recorded (`--event`, MEISHI_EVENT).
+    static func badEvent(_ source: String) -> String {
+        "\(source) must be 1 to \(Meeting.maximumEventBytes) bytes of text on one line"
+    }
+}

@@ -12,7 +12,7 @@ import MeishiCard
     func contact(_ did: String, name: String, email: String? = nil, ts: Int64 = 100, trust: Trust = .signed) -> Contact {
         var fields: [FieldName: [String]] = [.name: [name]]
         if let email { fields[.email] = [email] }
-        return Contact(did: did, fields: fields, level: .public, trust: trust, source: "file", seen: ts, cardTimestamp: ts)
+        return Contact(did: did, fields: fields, level: .public, trust: trust, source: .file, seen: ts, cardTimestamp: ts)
     }
 
     @Test func createsPrivateWALDatabase() throws {
@@ -90,7 +90,7 @@ import MeishiCard
                 group.addTask {
                     for i in 0..<50 {
                         _ = try store.store(Contact(did: "did:key:z6Mk\(n)-\(i)", fields: [.name: ["P\(i)"]], level: .public,
-                                                    trust: .signed, source: "file", seen: 1, cardTimestamp: 1))
+                                                    trust: .signed, source: .file, seen: 1, cardTimestamp: 1))
                     }
                 }
             }
