@@ -47,12 +47,38 @@ public struct ContactsService: Sendable {
     }
 
     /// The one contact `ref` names, with what its earlier signed cards said that its current
-    /// card does not (newest card first), and its meetings (oldest first).
-    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues], meetings: [Meeting]) {
+    /// card does not (newest card first), its meetings (oldest first) and my note and tags.
+    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes) {
         let store = try open(readOnly: true)
         do {
             let c = try store.resolve(ref)
-            return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!))
+            return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!), try store.privateNotes(of: c.id!))
+        } catch { throw .store(error) }
+    }
+
+    /// The contact `ref` names and my note and tags on it.
+    public func privateNotes(_ ref: String) throws(MeishiError) -> (Contact, PrivateNotes) {
+        let store = try open(readOnly: true)
+        do {
+            let c = try store.resolve(ref)
+            return (c, try store.privateNotes(of: c.id!))
+        } catch { throw .store(error) }
+    }
+
+    /// Replaces my note and tags on `contact` (checked by the caller: `PrivateNotes.problem`).
+    @discardableResult
+    public func setPrivateNotes(_ notes: PrivateNotes, of contact: Contact) throws(MeishiError) -> PrivateNotes {
+        let store = try open()
+        do { return try store.setPrivateNotes(notes, of: contact.id!) } catch { throw .store(error) }
+    }
+
+    /// Adds (or with `removing`, removes) my tags on the contact `ref` names; the contact and its
+    /// tags after.
+    public func tag(_ ref: String, _ tags: [String], removing: Bool) throws(MeishiError) -> (Contact, [String]) {
+        let store = try open()
+        do {
+            let c = try store.resolve(ref)
+            return (c, try store.tag(c.id!, tags, removing: removing))
         } catch { throw .store(error) }
     }
 

@@ -61,11 +61,14 @@ public struct ContactQuery: Sendable {
     public var search: String?
     /// Only contacts met at an event whose name contains this text (ignoring ASCII case).
     public var event: String?
+    /// Only contacts with this tag (ignoring ASCII case).
+    public var tag: String?
     public var limit: Int?
-    public init(trust: Trust? = nil, search: String? = nil, event: String? = nil, limit: Int? = nil) {
+    public init(trust: Trust? = nil, search: String? = nil, event: String? = nil, tag: String? = nil, limit: Int? = nil) {
         self.trust = trust
         self.search = search
         self.event = event
+        self.tag = tag
         self.limit = limit
     }
 }
@@ -357,6 +360,10 @@ public final class ContactStore: Sendable {
         if let text = query.event, !text.isEmpty {
             conditions.append("id IN (SELECT contactId FROM meeting WHERE event LIKE ? ESCAPE '\\')")
             arguments += ["%" + likeEscaped(text) + "%"]
+        }
+        if let tag = query.tag {
+            conditions.append("id IN (SELECT contactId FROM contact_tag WHERE tag = ?)")
+            arguments += [tag]
         }
         var sql = "SELECT * FROM contact"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }

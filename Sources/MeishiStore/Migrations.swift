@@ -163,6 +163,20 @@ extension ContactStore {
                 FROM contact ORDER BY id
                 """)
         }
+        // My own words about a contact, never shared: a note and tags (`PrivateNotes`). Apart
+        // from the contact row, so a newer card, which rewrites that row, never touches them.
+        m.registerMigration("v7-notes-and-tags") { db in
+            try db.create(table: "contact_note") { t in
+                t.primaryKey("contactId", .integer).references("contact", onDelete: .cascade)
+                t.column("note", .text).notNull()
+            }
+            try db.create(table: "contact_tag") { t in
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("tag", .text).notNull().collate(.nocase)
+                t.uniqueKey(["contactId", "tag"])
+            }
+            try db.create(index: "contact_tag_on_tag", on: "contact_tag", columns: ["tag"])
+        }
         return m
     }
 

@@ -21,51 +21,26 @@ struct CardEdit: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let session = try global.session(ctx)
         let original = try session.cards.loadCard()
-        let editor = ["VISUAL", "EDITOR"].lazy.compactMap { ctx.environment[$0] }.first { !$0.isEmpty } ?? "vi"
-        try session.home.ensureExists()
-        let path = session.home.path + "/card-edit.txt"
-        defer { unlink(path) }
-        var text = CardEditText.text(of: original)
-        // The last text that failed: saving it again unchanged ends the loop (as a script would).
-        var lastFailed: String?
-        while true {
-            try SecureFile.write(Array(text.utf8), to: path)
-            try Self.runEditor(editor, path, ctx)
-            let edited = String(decoding: try SecureFile.read(path, limit: 1 << 20), as: UTF8.self)
-            if CardEditText.isEmpty(edited) { throw MeishiFailure.editCancelled }
-            let card: Card
+        let card = try EditLoop.edit(ctx, home: session.home, file: "card-edit.txt", text: CardEditText.text(of: original),
+                                     wording: .card) { edited in
             do throws(CardEditText.LineError) {
-                card = try CardEditText.card(from: edited)
+                return .success(try CardEditText.card(from: edited))
             } catch {
-                let message = "line \(error.line): " + MeishiFailure.editLine(error.reason)
-                let attempt = Self.withoutErrorLines(edited)
-                if attempt == lastFailed { throw MeishiFailure.editNotSaved(message) }
-                ctx.out.warn(message)
-                lastFailed = attempt
-                text = "# error: \(message)\n" + attempt
-                continue
+                return .failure(EditLoop.Problem(line: error.line, message: MeishiFailure.editLine(error.reason)))
             }
-            guard card != original else {
-                ctx.out.note("no changes")
-                return
-            }
-            try session.cards.saveCard(card)
-            ctx.out.line("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")
+        }
+        guard card != original else {
+            ctx.out.note("no changes")
             return
         }
+        try session.cards.saveCard(card)
+        ctx.out.line("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")
     }
+}
 
-    static func withoutErrorLines(_ text: String) -> String {
-        text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).drop { $0.hasPrefix("# error:") }.joined(separator: "\n")
-    }
-
-    /// Runs the editor on `path` through the context; a failure leaves the card unchanged.
-    static func runEditor(_ editor: String, _ path: String, _ ctx: Context) throws {
-        let status: Int32
-        do { status = try ctx.runEditor(editor, path, ctx.environment) } catch {
-            throw MeishiFailure.cannotStartEditor(editor, error.localizedDescription)
-        }
-        if [SIGINT, SIGQUIT, SIGTERM, SIGHUP].contains(status - 128) { throw MeishiFailure.editorInterrupted(editor) }
-        guard status == 0 else { throw MeishiFailure.editorFailed(editor, status: status) }
-    }
+extension EditLoop.Wording {
+    /// `card edit`'s words: "your card is unchanged".
+    static let card = EditLoop.Wording(cancelled: .editCancelled, notSaved: MeishiFailure.editNotSaved,
+                                       interrupted: MeishiFailure.editorInterrupted,
+                                       failed: { MeishiFailure.editorFailed($0, status: $1) })
 }

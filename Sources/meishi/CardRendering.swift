@@ -61,7 +61,8 @@ enum CardRendering {
     /// A stored contact as `contacts show` and `contacts add` print it; `earlier` (what its
     /// earlier cards said that the current one does not) follows the current card, under a line
     /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
-    static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = []) -> String {
+    static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
+                        notes: PrivateNotes = PrivateNotes()) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
@@ -90,6 +91,11 @@ enum CardRendering {
             out += "\nfrom earlier cards: " + fieldCounts(f) + "\n" + block(f, rows: [])
         }
         if !meetings.isEmpty { out += "\nmet:\n" + meetings.map { "  " + meeting($0) }.joined(separator: "\n") }
+        if !notes.tags.isEmpty { out += "\nyour tags: " + notes.tags.map(Console.safe).joined(separator: ", ") }
+        if let note = notes.note {
+            out += "\nyour note (never shared):\n" + note.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { "  " + Console.safe(String($0)) }.joined(separator: "\n")
+        }
         return out
     }
 
@@ -155,7 +161,7 @@ enum CardRendering {
     /// `earlierCards` when `earlier` is given (`contacts show`).
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
-    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil) -> JSONValue {
+    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
@@ -184,6 +190,10 @@ enum CardRendering {
             })
         }
         if let meetings { obj["meetings"] = .array(meetings.map(json)) }
+        if let notes {
+            obj["tags"] = .array(notes.tags.map(JSONValue.string))
+            obj["note"] = notes.note.map(JSONValue.string) ?? .null
+        }
         let kept = VCardExtras(json: c.vcard).properties
         if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }
         if let k = c.signPubKey { obj["fingerprint"] = .string(k.fingerprint) }

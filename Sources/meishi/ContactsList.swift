@@ -10,6 +10,7 @@ struct ContactsList: SynchronousCommand {
               meishi contacts list
               meishi contacts list --trust met --search example
               meishi contacts list --event pycon
+              meishi contacts list --tag investor
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -22,6 +23,9 @@ struct ContactsList: SynchronousCommand {
 
     @Option(help: ArgumentHelp("Only contacts met at an event whose name contains TEXT (ignoring case).", valueName: "text"))
     var event: String?
+
+    @Option(help: ArgumentHelp("Only contacts with this tag of yours (ignoring case).", valueName: "tag"))
+    var tag: String?
 
     // Unconditional: `--limit -1` is a value to refuse, not an option.
     @Option(parsing: .unconditional, help: "At most N contacts.")
@@ -37,13 +41,13 @@ struct ContactsList: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let store = try global.session(ctx).contacts.open(readOnly: true)
         let found: [Contact]
-        do { found = try store.list(ContactQuery(trust: trust, search: search, event: event, limit: limit)) } catch { throw MeishiError.store(error) }
+        do { found = try store.list(ContactQuery(trust: trust, search: search, event: event, tag: tag, limit: limit)) } catch { throw MeishiError.store(error) }
         if json {
             ctx.out.json(.object(["contacts": .array(found.map(CardRendering.json))]))
             return
         }
         guard !found.isEmpty else {
-            ctx.out.note(search == nil && trust == nil && event == nil ? "no contacts yet" : "no contacts match")
+            ctx.out.note(search == nil && trust == nil && event == nil && tag == nil ? "no contacts yet" : "no contacts match")
             return
         }
         // On a terminal long cells are cut to keep rows on one line; piped, every DID is whole.

@@ -10,7 +10,8 @@ struct ContactsShow: SynchronousCommand {
             one does not ("from an earlier card, DATE: email, phone ×2"): a newer card that shares less \
             erases nothing. --json gives them apart: "fields", "earlierFields" and "earlierCards". \
             Then every meeting: when, how (exchange, code, qr, file, import) and at which event \
-            (--event of exchange, scan and contacts add); --json: "meetings".
+            (--event of exchange, scan and contacts add); --json: "meetings". Last, your own tags and \
+            note ('contacts tag', 'contacts note'); --json: "tags" and "note".
 
             Examples:
               meishi contacts show ken
@@ -27,8 +28,8 @@ struct ContactsShow: SynchronousCommand {
     var json = false
 
     func run(_ ctx: Context) throws {
-        let (c, earlier, meetings) = try global.session(ctx).contacts.show(ref)
-        guard json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings)) }
-        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings))
+        let (c, earlier, meetings, notes) = try global.session(ctx).contacts.show(ref)
+        guard json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes)) }
+        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes))
     }
 }

@@ -738,3 +738,15 @@ extension MeishiFailure {
         "\(source) must be 1 to \(Meeting.maximumEventBytes) bytes of text on one line"
     }
 }
+
+extension MeishiFailure {
+    static let emptyOwnNote = "the note is empty: to remove it, use --delete"
+    static let tooManyTags = "a contact holds at most \(PrivateNotes.maximumTags) tags; nothing was added"
+    static let ownNotesUnchanged = "your note and tags are unchanged"
+    static let ownNotesEditCancelled = MeishiFailure("contacts edit cancelled: the file was empty; \(ownNotesUnchanged)", status: .failure)
+
+    /// A mistake left as it was after the editor reopened with it.
+    static func ownNotesNotSaved(_ message: String) -> MeishiFailure {
+        MeishiFailure("note and tags not saved: \(message)", hint: "run 'meishi contacts edit' again and fix that line", status: .dataError)
+    }
+}
