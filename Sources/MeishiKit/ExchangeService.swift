@@ -117,7 +117,7 @@ public struct ExchangeService: Sendable {
             incoming: { bytes, peer in
                 do {
                     try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
-                                                                                     meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event), in: store) }
+                                                                                     meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store) }
                 } catch {
                     return .refused(.storeFailed)
                 }
@@ -142,7 +142,7 @@ public struct ExchangeService: Sendable {
             stored = already
         } else {
             stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
-                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: event), in: store)
+                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: event, gave: level), in: store)
         }
         var report: CommonFriendsReport?
         if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {

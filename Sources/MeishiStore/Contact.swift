@@ -41,6 +41,8 @@ public enum ContactSource: String, CaseIterable, Sendable, DatabaseValueConverti
     case qrAirmeishi = "qr-airmeishi"
     /// A signed Solidarity card (`scan` of its QR code).
     case solidarity
+    /// A newer card the contact pushed to `listen` (`card push`).
+    case push
 
     /// The source of an unsigned contact read from a QR code in `format`.
     public static func qr(_ format: ImportFormat) -> ContactSource {

@@ -33,12 +33,16 @@ public struct Meeting: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var at: Int64
     public var how: MeetingKind
     public var event: String?
+    /// The level of my card the contact received at this meeting (an exchange); nil when it
+    /// received none (a scan, a file, an import). `card push` sends at the level last given.
+    public var gave: DisclosureLevel?
 
-    public init(contactID: Int64 = 0, at: Int64, how: MeetingKind, event: String? = nil) {
+    public init(contactID: Int64 = 0, at: Int64, how: MeetingKind, event: String? = nil, gave: DisclosureLevel? = nil) {
         self.contactID = contactID
         self.at = at
         self.how = how
         self.event = event
+        self.gave = gave
     }
 
     public init(row: Row) throws {
@@ -50,6 +54,10 @@ public struct Meeting: Equatable, Sendable, FetchableRecord, MutablePersistableR
         }
         how = h
         event = row["event"]
+        if let g: String = row["gave"] {
+            guard let level = DisclosureLevel(rawValue: g) else { throw StoreError.damaged("meeting #\(id ?? 0) of contact #\(contactID): unknown level") }
+            gave = level
+        }
     }
 
     public func encode(to container: inout PersistenceContainer) {
@@ -58,6 +66,7 @@ public struct Meeting: Equatable, Sendable, FetchableRecord, MutablePersistableR
         container["at"] = at
         container["how"] = how
         container["event"] = event
+        container["gave"] = gave
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }

@@ -151,6 +151,7 @@ extension ContactStore {
                 t.column("at", .integer).notNull()
                 t.column("how", .text).notNull()
                 t.column("event", .text)
+                t.column("gave", .text)
             }
             try db.create(index: "meeting_on_contact", on: "meeting", columns: ["contactId", "at"])
             try db.create(index: "meeting_on_event", on: "meeting", columns: ["event"])
@@ -176,6 +177,17 @@ extension ContactStore {
                 t.uniqueKey(["contactId", "tag"])
             }
             try db.create(index: "contact_tag_on_tag", on: "contact_tag", columns: ["tag"])
+        }
+        // Every card of mine `card push` delivered: to whom, when, at which level, signed when.
+        m.registerMigration("v8-card-pushes") { db in
+            try db.create(table: "card_push") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("at", .integer).notNull()
+                t.column("level", .text).notNull()
+                t.column("cardTimestamp", .integer).notNull()
+            }
+            try db.create(index: "card_push_on_contact", on: "card_push", columns: ["contactId", "at"])
         }
         return m
     }

@@ -136,6 +136,12 @@ enum CardRendering {
             + (withdrawn ? " (what it no longer shares is kept from the earlier card: meishi contacts show \(c.id ?? 0))" : "")
     }
 
+    /// "Ken Sato updated their card: title changed, +phone" (`listen`, for a pushed card).
+    static func pushed(_ c: Contact) -> String {
+        let changes = c.changes
+        return "\(name(c.name)) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
+    }
+
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
     static func change(_ c: FieldChange) -> String {
         func times(_ n: Int) -> String { n > 1 ? " ×\(n)" : "" }

@@ -19,5 +19,5 @@ struct Contacts: AsyncParsableCommand {
             """,
         subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
                       ContactsImport.self, ContactsExport.self, ContactsShare.self, ContactsNote.self, ContactsTag.self,
-                      ContactsEdit.self])
+                      ContactsEdit.self, ContactsChanges.self])
 }

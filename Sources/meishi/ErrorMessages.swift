@@ -750,3 +750,9 @@ extension MeishiFailure {
         MeishiFailure("note and tags not saved: \(message)", hint: "run 'meishi contacts edit' again and fix that line", status: .dataError)
     }
 }
+
+extension MeishiFailure {
+    static let nobodyToPushTo = MeishiFailure("no contact holds a card of yours to update",
+                                              hint: "name contacts ('meishi card push ken'), or swap cards with 'meishi exchange' first",
+                                              status: .usage)
+}

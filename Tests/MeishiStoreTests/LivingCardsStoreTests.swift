@@ -62,7 +62,7 @@ import MeishiCard
     /// The text a source is stored as is what older versions wrote; an unknown one is damage.
     @Test func sourcesKeepTheirStoredText() throws {
         #expect(ContactSource.allCases.map(\.rawValue) == ["file", "stdin", "vcard", "exchange", "qr", "qr-vcard", "qr-mecard",
-                                                            "qr-solidarity", "qr-airmeishi", "solidarity"])
+                                                            "qr-solidarity", "qr-airmeishi", "solidarity", "push"])
         #expect(ContactSource.qr(.vcard(version: "4.0")) == .qrVCard && ContactSource.qr(.airmeishiLink) == .qrAirmeishi
                 && ContactSource.qr(.solidarityLink) == .qrSolidarity && ContactSource.qr(.solidarityEnvelope) == .qrSolidarity)
         let store = try ContactStore(path: path)
