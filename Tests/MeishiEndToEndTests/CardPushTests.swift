@@ -6,6 +6,10 @@ import MeishiKit
 import MeishiProximity
 import MeishiStore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Issue 26: `card push` over the notes channel, and what `listen` accepts.
 @Suite struct CardPushTests {
     /// Mei's card with `title`, signed at `level` and time `at`, as `card push` sends it.
@@ -32,8 +36,24 @@ import MeishiStore
                                             staticKey: mei.identity.boxKey, clock: { now }, seconds: 30, log: { _ in }).0
         }
         let newer = try Self.meisCard(mei, title: "Lead", at: 1_800_000_200)
-        #expect(try await push(newer) == .stored(timestamp: 1_800_000_200))
-        #expect(try await push(newer) == .refused(.notNewer), "the same push again")
+        // Pushed by hand, recorded, and replayed byte for byte on a new connection: no answer at all.
+        let port = listener.port
+        let (answer, replayAnswered) = try await offPool {
+            var recorded = try HandshakeWire(from: mei, to: ken, port: port, now: now)
+            try recorded.handshake()
+            let sealed = [MessageFrame.sealed] + recorded.send!.seal([MessageFrame.card] + newer)
+            recorded.wire.write(sealed)
+            let answer = try recorded.readSealed()
+            close(recorded.wire.fd)
+            var replay = Wire(fd: Loopback.connect(to: port))
+            defer { close(replay.fd) }
+            replay.write(recorded.hello)
+            replay.write(sealed)
+            return (answer, (try? replay.read()) != nil)
+        }
+        #expect(answer == [MessageFrame.cardAck] + (0..<8).map { UInt8(truncatingIfNeeded: UInt64(1_800_000_200) >> (56 - 8 * UInt64($0))) })
+        #expect(!replayAnswered, "a replayed push")
+        #expect(try await push(newer) == .refused(.notNewer), "the same card pushed again")
         #expect(try await push(try Self.meisCard(mei, title: "Intern", at: 1_800_000_100)) == .refused(.notNewer), "an older card")
         #expect(try await push(try Self.meisCard(eve, title: "Spy", at: 1_800_000_250)) == .refused(.otherDID), "Eve's card from Mei")
         var forged = newer
@@ -42,6 +62,7 @@ import MeishiStore
         let outcome = try await listener.stop()
         #expect(outcome.cards == 1 && outcome.refused == 4)
         #expect(listener.log.contains("a card: the card is another person's"), "\(listener.log.all)")
+        #expect(listener.log.contains("replayed handshake"), "\(listener.log.all)")
         let store = try ken.store(now: now)
         let stored = try #require(try store.contact(did: mei.identity.did))
         #expect(stored.fields[.title] == ["Lead"] && stored.source == .push && stored.trust == .signed)
