@@ -26,13 +26,15 @@ public struct ReceivedChange: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// The contacts that hold a card of mine and can be pushed a newer one: given one at an
-    /// exchange or by an earlier push, signed or met, with a message key; by name.
+    /// The contacts that hold a card of mine and can be pushed a newer one: met at an exchange
+    /// (those recorded before meetings were, by `v6-meetings`, too) or given one by an earlier
+    /// push; signed or met, with a message key; by name.
     public func pushTargets() throws(StoreError) -> [Contact] {
         try read { db in
             try Contact.fetchAll(db, sql: """
                 SELECT * FROM contact WHERE trust != 'unsigned' AND pubKey IS NOT NULL
-                AND (id IN (SELECT contactId FROM meeting WHERE gave IS NOT NULL) OR id IN (SELECT contactId FROM card_push))
+                AND (id IN (SELECT contactId FROM meeting WHERE gave IS NOT NULL OR how IN ('exchange', 'code', 'table', 'relay'))
+                     OR id IN (SELECT contactId FROM card_push))
                 ORDER BY name COLLATE NOCASE, id
                 """)
         }

@@ -56,6 +56,7 @@ struct ContactsNote: SynchronousCommand {
             return ctx.out.json(.object(["id": .number(Double(contact.id ?? 0)), "note": updated.note.map(JSONValue.string) ?? .null]))
         }
         switch (updated.note, delete || text != nil) {
+        case (nil, true) where notes.note == nil: ctx.out.note("no note on \(title): nothing to remove")
         case (nil, true): ctx.out.line("removed your note on \(title)")
         case (nil, false): ctx.out.note("no note on \(title): add one with meishi contacts note \(contact.id ?? 0) TEXT")
         case (let note?, true): ctx.out.line("saved your note on \(title) (\(note.count) characters; never shared)")

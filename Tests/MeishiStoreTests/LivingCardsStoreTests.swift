@@ -17,11 +17,11 @@ import MeishiCard
         try ContactStore.migrator.migrate(queue, upTo: "v5-card-history")
         try queue.write { db in
             try db.execute(sql: """
-                INSERT INTO contact (did, name, fields, level, trust, source, firstSeen, lastSeen, cardTimestamp)
-                VALUES ('did:key:z6MkKen', 'Ken', '{"name":["Ken"]}', 'professional', 'met', 'exchange', 10, 20, 15),
-                       ('unsigned:abc', 'Vee', '{"name":["Vee"]}', 'public', 'unsigned', 'vcard', 11, 20, 15),
-                       ('unsigned:def', 'Qi', '{"name":["Qi"]}', 'public', 'unsigned', 'qr-mecard', 12, 20, 15),
-                       ('did:key:z6MkFay', 'Fay', '{"name":["Fay"]}', 'public', 'signed', 'stdin', 13, 20, 15)
+                INSERT INTO contact (did, name, fields, level, trust, source, firstSeen, lastSeen, cardTimestamp, pubKey)
+                VALUES ('did:key:z6MkKen', 'Ken', '{"name":["Ken"]}', 'professional', 'met', 'exchange', 10, 20, 15, randomblob(32)),
+                       ('unsigned:abc', 'Vee', '{"name":["Vee"]}', 'public', 'unsigned', 'vcard', 11, 20, 15, NULL),
+                       ('unsigned:def', 'Qi', '{"name":["Qi"]}', 'public', 'unsigned', 'qr-mecard', 12, 20, 15, NULL),
+                       ('did:key:z6MkFay', 'Fay', '{"name":["Fay"]}', 'public', 'signed', 'stdin', 13, 20, 15, randomblob(32))
                 """)
         }
         try queue.close()
@@ -32,6 +32,10 @@ import MeishiCard
         #expect(try met("Qi").map(\.how) == [.qr])
         #expect(try met("Fay").map(\.how) == [.file])
         #expect(try store.resolve("Qi").source == .qrMECARD && (try store.resolve("Fay")).source == .stdin)
+        // Ken, met at an exchange before meetings were recorded, holds a card of mine: a push
+        // target, at an unknown level (card push falls back to --level or the configured one).
+        #expect(try store.pushTargets().map(\.name) == ["Ken"])
+        #expect(try store.lastGivenLevel(to: try store.resolve("Ken").id!) == nil)
     }
 
     /// `store(_:meeting:)` records the meeting with the card, an unchanged card too; `list`
