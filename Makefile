@@ -110,7 +110,7 @@ bench-exchange: release
 	@scripts/python-tools.sh magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
 	@scripts/bench.sh exchange
 
-# Only the messages part: send -> delivered across namespaces, messages/s through one listen.
+# Only the messages part: send -> delivered across namespaces, messages/s through one listen, card push to 20 namespaces.
 bench-messages: release
 	@scripts/install-deps.sh hyperfine iproute2
 	@scripts/bench.sh messages

@@ -356,3 +356,56 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
 else
   echo "(not root: the namespace runs are skipped)"
 fi
+
+echo
+echo "## Card push: 'meishi card push' to N contacts listening, each in its own namespace (total time)"
+# Every contact listens on its own host (one listener per port and probe group); Mei pushes from
+# another. Each run signs a newer card (a second apart: the listener takes only a newer one),
+# and counts as done when every contact reported "delivered".
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  if [ "$quick" = 1 ]; then pushed=3; pushruns=1; else pushed=20; pushruns=5; fi
+  phome=$out/push
+  "$meishi" --home "$phome/mei" init >/dev/null
+  "$meishi" --home "$phome/mei" card set name "Mei Tanaka" >/dev/null
+  "$meishi" --home "$phome/mei" card export -o "$phome/mei.json" 2>/dev/null
+  refs=()
+  for i in $(seq "$pushed"); do
+    "$meishi" --home "$phome/c$i" init >/dev/null
+    "$meishi" --home "$phome/c$i" card set name "Contact $i" >/dev/null
+    "$meishi" --home "$phome/c$i" card export -o "$phome/c$i.json" 2>/dev/null
+    "$meishi" --home "$phome/c$i" contacts add "$phome/mei.json" >/dev/null
+    "$meishi" --home "$phome/mei" contacts add "$phome/c$i.json" >/dev/null
+    refs+=("$i")
+  done
+  lock_namespaces
+  hosts=$((pushed + 1))
+  scripts/netns.sh down mbp "$hosts"; scripts/netns.sh up mbp "$hosts"
+  lpids=()
+  for i in $(seq "$pushed"); do
+    ip netns exec "mbp$i" "$meishi" --home "$phome/c$i" listen --for 600 >/dev/null 2>"$phome/listen-$i.log" & lpids+=($!)
+  done
+  sleep 1
+  times=()
+  for r in $(seq "$pushruns"); do
+    sleep 1
+    "$meishi" --home "$phome/mei" card set title "Title $r" >/dev/null
+    start=$(now_ns)
+    ip netns exec "mbp$hosts" "$meishi" --home "$phome/mei" card push "${refs[@]}" --timeout 10 >"$phome/push-$r.txt" 2>&1 || true
+    end=$(now_ns)
+    delivered=$(grep -c '^delivered to' "$phome/push-$r.txt" || true)
+    if [ "$delivered" != "$pushed" ]; then
+      echo "card push run $r: $delivered of $pushed delivered"; cat "$phome/push-$r.txt"
+      for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
+      scripts/netns.sh down mbp "$hosts"; unlock_namespaces
+      exit 1
+    fi
+    times+=($(( (end - start) / 1000000 )))
+  done
+  for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  scripts/netns.sh down mbp "$hosts"
+  unlock_namespaces
+  median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  echo "card push to $pushed listening contacts        median $median ms over $pushruns runs (all: ${times[*]} ms; each run: probe, handshake and card per contact, at once)"
+else
+  echo "(not root: the card push run is skipped)"
+fi

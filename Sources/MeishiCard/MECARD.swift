@@ -5,7 +5,7 @@ extension VCard {
     /// A MECARD (`MECARD:N:Tanaka,Mei;TEL:…;;`), as phones and older apps write.
     public static func parseMECARD(_ text: String) -> ImportedContact? {
         guard text.uppercased().hasPrefix("MECARD:") else { return nil }
-        var contact = ImportedContact(format: "MECARD")
+        var contact = ImportedContact(format: .mecard)
         var fields: [(String, String)] = []
         var key = "", value = "", inValue = false, escaped = false
         for ch in text.dropFirst(7) {

@@ -331,7 +331,7 @@ public enum SolidarityQR {
         let known: Set<String> = ["name", "title", "jobTitle", "company", "organization", "emails", "email", "phones", "phone",
                                   "urls", "url", "website", "cardId", "did"]
         for m in members where !known.contains(m.key) { mapper.addExtra(m.key, m.value) }
-        var contact = ImportedContact(fields: mapper.fieldNames, format: "Solidarity plaintext envelope")
+        var contact = ImportedContact(fields: mapper.fieldNames, format: .solidarityEnvelope)
         if case .string(let did)? = snapshot["did"], isKeyDID(did) { contact.did = did }
         return contact
     }
@@ -350,7 +350,7 @@ public enum SolidarityQR {
         mapper.add("org", value("company", "org"))
         mapper.add("email", value("email"))
         mapper.add("phone", value("phone", "tel"))
-        var contact = ImportedContact(fields: mapper.fieldNames, format: lower.hasPrefix("airmeishi") ? "airmeishi link" : "Solidarity link")
+        var contact = ImportedContact(fields: mapper.fieldNames, format: lower.hasPrefix("airmeishi") ? .airmeishiLink : .solidarityLink)
         if case .string(let did)? = value("did"), isKeyDID(did) { contact.did = did }
         return contact
     }

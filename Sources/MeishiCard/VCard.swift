@@ -16,12 +16,12 @@ public struct ImportedContact: Equatable, Sendable {
     public var revision: Int64?
     /// The card's `UID`: kept, exported again, and how a later import of the card finds it.
     public var uid: String?
-    /// "vCard 4.0", "vCard 2.1", "MECARD".
-    public var format: String
+    /// What the contact was read from.
+    public var format: ImportFormat
     /// What meishi has no field for, kept to be written back on export.
     public var extras = VCardExtras()
 
-    public init(fields: [FieldName: [String]] = [:], format: String) {
+    public init(fields: [FieldName: [String]] = [:], format: ImportFormat) {
         self.fields = fields
         self.format = format
     }
@@ -48,6 +48,31 @@ public struct ImportedContact: Equatable, Sendable {
         if let old = fields[field] { return old == [v] }
         fields[field] = [v]
         return true
+    }
+}
+
+/// The kinds of unsigned contact meishi reads: typed where they are read, so nothing parses a
+/// display string back to learn the kind.
+public enum ImportFormat: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// A vCard, with its `VERSION` as written ("2.1", "3.0", "4.0"; "3.0" when missing).
+    case vcard(version: String)
+    case mecard
+    /// A Solidarity plaintext envelope (a JSON snapshot of a card, not signed).
+    case solidarityEnvelope
+    /// A `solidarity://contact?…` link.
+    case solidarityLink
+    /// An `airmeishi://…` link.
+    case airmeishiLink
+
+    /// As shown to the person: "vCard 4.0", "MECARD", "Solidarity link".
+    public var description: String {
+        switch self {
+        case .vcard(let version): "vCard " + version
+        case .mecard: "MECARD"
+        case .solidarityEnvelope: "Solidarity plaintext envelope"
+        case .solidarityLink: "Solidarity link"
+        case .airmeishiLink: "airmeishi link"
+        }
     }
 }
 

@@ -37,7 +37,7 @@ extension VCard {
 
     /// The contact a parsed card holds, or nil when it holds nothing meishi can store.
     public static func contact(from card: ParsedVCard) -> ImportedContact? {
-        var contact = ImportedContact(format: "vCard " + (card.version ?? "3.0"))
+        var contact = ImportedContact(format: .vcard(version: card.version ?? "3.0"))
         var nameFromN: String?
         var ownExport = false  // meishi wrote it (`contacts export`): it carries X-MEISHI-TRUST
         var emptyN = false

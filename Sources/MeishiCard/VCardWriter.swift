@@ -149,6 +149,10 @@ public struct VCardEntry: Sendable {
     /// Values of `fields` no signature vouches for on a signed contact (an imported vCard's):
     /// written after the others, with `X-MEISHI-UNSIGNED=true` and never as preferred.
     public var unsigned: [FieldName: [String]]
+    /// The exporter's own note about the contact and tags (`contacts export --with-notes`),
+    /// written as a NOTE and as CATEGORIES after the card's values.
+    public var ownNote: String?
+    public var categories: [String] = []
 
     public init(uid: String, fields: [FieldName: [String]], did: String?, trust: String?, revision: Int64,
                 extras: VCardExtras = VCardExtras(), unsigned: [FieldName: [String]] = [:]) {
@@ -244,6 +248,8 @@ extension VCard {
         if entry.fields[.address] == nil { lines += inPlace["ADR"] ?? [] }
         if entry.fields[.org] == nil { lines += inPlace["ORG"] ?? [] }
         lines += rest
+        if let note = entry.ownNote { lines.append("NOTE:" + escape(note)) }
+        if !entry.categories.isEmpty { lines.append("CATEGORIES:" + entry.categories.map(escape).joined(separator: ",")) }
         lines.append("UID:" + entry.uid)
         if let did = entry.did { lines.append("X-MEISHI-DID:" + did) }
         if let trust = entry.trust { lines.append("X-MEISHI-TRUST:" + trust) }

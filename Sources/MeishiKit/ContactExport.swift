@@ -8,8 +8,9 @@ public enum ContactExport {
     /// The vCard of a stored contact: its fields, then what its earlier cards said that the
     /// current one does not (newest first), then any unsigned additions; its DID as `UID`
     /// and `X-MEISHI-DID` (a `urn:uuid:` for a contact without one), its trust, and whatever
-    /// an imported vCard held beyond meishi's fields.
-    public static func entry(for c: Contact) -> VCardEntry {
+    /// an imported vCard held beyond meishi's fields; with `notes`, my own note as a NOTE and my
+    /// tags as CATEGORIES (`--with-notes` only: never otherwise).
+    public static func entry(for c: Contact, notes: PrivateNotes? = nil) -> VCardEntry {
         var fields = c.fields
         for (name, values) in c.earlierFields ?? [:] {
             for v in values where !(fields[name] ?? []).contains(v) { fields[name, default: []].append(v) }
@@ -19,8 +20,11 @@ public enum ContactExport {
         }
         let claimed = c.did.hasPrefix("unsigned:") ? String(c.did.dropFirst(9)) : c.did
         let did = DIDKey.ed25519PublicKey(from: claimed) != nil ? claimed : nil
-        return VCardEntry(uid: c.exportUID, fields: fields, did: did, trust: c.trust.rawValue, revision: c.cardTimestamp,
-                          extras: VCardExtras(json: c.vcard), unsigned: c.trust > .unsigned ? c.unsignedFields ?? [:] : [:])
+        var entry = VCardEntry(uid: c.exportUID, fields: fields, did: did, trust: c.trust.rawValue, revision: c.cardTimestamp,
+                               extras: VCardExtras(json: c.vcard), unsigned: c.trust > .unsigned ? c.unsignedFields ?? [:] : [:])
+        entry.ownNote = notes?.note
+        entry.categories = notes?.tags ?? []
+        return entry
     }
 
     /// Kept properties of one contact left out of an export (see `VCardOmission`).
@@ -30,12 +34,14 @@ public enum ContactExport {
     }
 
     /// All of `contacts` as one vCard file, and what had to be left out.
-    public static func vcards(_ contacts: [Contact], version: VCardVersion) -> (text: String, dropped: [Dropped]) {
+    /// `notes` (by contact id) only for `--with-notes`.
+    public static func vcards(_ contacts: [Contact], version: VCardVersion,
+                              notes: [Int64: PrivateNotes] = [:]) -> (text: String, dropped: [Dropped]) {
         var text = ""
         var dropped: [Dropped] = []
         for c in contacts {
             var omitted: [VCardOmission] = []
-            text += VCard.write(entry(for: c), version: version, dropped: &omitted)
+            text += VCard.write(entry(for: c, notes: c.id.flatMap { notes[$0] }), version: version, dropped: &omitted)
             if !omitted.isEmpty { dropped.append(Dropped(contact: c, omissions: omitted)) }
         }
         return (text, dropped)
@@ -75,7 +81,7 @@ public enum ContactExport {
     /// `pruning` (every contact is being written), files meishi wrote whose contact is not
     /// among `contacts` are removed, on the same terms; other programs' files are always left.
     public static func writeDirectory(_ contacts: [Contact], to dir: String, version: VCardVersion, pruning: Bool,
-                                      overwriting: Bool = false, home: Home) throws(MeishiError) -> DirectoryResult {
+                                      overwriting: Bool = false, notes: [Int64: PrivateNotes] = [:], home: Home) throws(MeishiError) -> DirectoryResult {
         if !SecureFile.exists(dir), mkdir(dir, 0o700) != 0 { throw .cannotWrite(path: dir, reason: String(cString: strerror(errno))) }
         guard SecureFile.isDirectory(dir) else { throw .cannotWrite(path: dir, reason: "it is not a directory") }
         let statePath = dir + "/" + stateFileName
@@ -98,7 +104,7 @@ public enum ContactExport {
         }
         for c in contacts {
             var omitted: [VCardOmission] = []
-            let e = entry(for: c)
+            let e = entry(for: c, notes: c.id.flatMap { notes[$0] })
             let bytes = Array(VCard.write(e, version: version, dropped: &omitted).utf8)
             if !omitted.isEmpty { result.dropped.append(Dropped(contact: c, omissions: omitted)) }
             // Imported UIDs may spell the same file name (`a/b`, `a:b`): the later contact's file

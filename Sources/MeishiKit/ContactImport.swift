@@ -96,7 +96,7 @@ public enum ContactImport {
         var outcomes: [ImportOutcome] = []
         if !others.isEmpty {
             let store = try ContactsService(home: home).open()
-            let source = files == ["-"] ? "stdin" : "vcard"
+            let source: ContactSource = files == ["-"] ? .stdin : .vcard
             do {
                 outcomes = try store.importUnsigned(others.map { unsigned($0.contact) }, merge: merge,
                                                     source: source, seen: now, dryRun: dryRun)

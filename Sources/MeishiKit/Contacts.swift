@@ -47,13 +47,46 @@ public struct ContactsService: Sendable {
     }
 
     /// The one contact `ref` names, with what its earlier signed cards said that its current
-    /// card does not (newest card first).
-    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues]) {
+    /// card does not (newest card first), its meetings (oldest first) and my note and tags.
+    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes) {
         let store = try open(readOnly: true)
         do {
             let c = try store.resolve(ref)
-            return (c, try store.earlierValues(of: c))
+            return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!), try store.privateNotes(of: c.id!))
         } catch { throw .store(error) }
+    }
+
+    /// The contact `ref` names and my note and tags on it.
+    public func privateNotes(_ ref: String) throws(MeishiError) -> (Contact, PrivateNotes) {
+        let store = try open(readOnly: true)
+        do {
+            let c = try store.resolve(ref)
+            return (c, try store.privateNotes(of: c.id!))
+        } catch { throw .store(error) }
+    }
+
+    /// Replaces my note and tags on `contact` (checked by the caller: `PrivateNotes.problem`).
+    @discardableResult
+    public func setPrivateNotes(_ notes: PrivateNotes, of contact: Contact) throws(MeishiError) -> PrivateNotes {
+        let store = try open()
+        do { return try store.setPrivateNotes(notes, of: contact.id!) } catch { throw .store(error) }
+    }
+
+    /// Adds (or with `removing`, removes) my tags on the contact `ref` names; the contact and its
+    /// tags after.
+    public func tag(_ ref: String, _ tags: [String], removing: Bool) throws(MeishiError) -> (Contact, [String]) {
+        let store = try open()
+        do {
+            let c = try store.resolve(ref)
+            return (c, try store.tag(c.id!, tags, removing: removing))
+        } catch { throw .store(error) }
+    }
+
+    /// The contact's meetings, oldest first.
+    public func meetings(of contact: Contact) throws(MeishiError) -> [Meeting] {
+        guard let id = contact.id else { return [] }
+        let store = try open(readOnly: true)
+        do { return try store.meetings(of: id) } catch { throw .store(error) }
     }
 
     /// Deletes the contact `ref` names and returns it.
@@ -68,13 +101,14 @@ public struct ContactsService: Sendable {
         do { return try store.split(ref, now: now) } catch { throw .store(error) }
     }
 
-    /// Stores a verified card, in `store` when the caller already opened it. Refuses the user's own card.
-    public func add(_ card: VerifiedCard, trust: Trust, source: String, now: Int64,
+    /// Stores a verified card, in `store` when the caller already opened it, and records the
+    /// `meeting` it came from. Refuses the user's own card.
+    public func add(_ card: VerifiedCard, trust: Trust, source: ContactSource, now: Int64, meeting: Meeting? = nil,
                     in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {
         if let me = try? IdentityStore(home: home).loadPublic(), me.did == card.payload.senderDID { throw .ownCard }
         let contact = Contact(card: card, trust: trust, source: source, seen: now)
         let target: ContactStore
         if let store { target = store } else { target = try open() }
-        do { return try target.store(contact) } catch { throw .store(error) }
+        do { return try target.store(contact, meeting: meeting) } catch { throw .store(error) }
     }
 }

@@ -84,9 +84,12 @@ public struct ExchangeService: Sendable {
         public var confirmedByPerson: Bool
         public var friends: FriendsOptions = .standard
         public var message: MessageOptions?
+        /// `--event`: recorded on the contact's meeting.
+        public var event: String?
 
         public init(endpoint: ExchangeEndpoint, code: ExchangeCode?, level: DisclosureLevel, only: Set<FieldName>?, timeoutSeconds: Int64,
-                    maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard, message: MessageOptions? = nil) {
+                    maximumSkew: Int64, confirmedByPerson: Bool, friends: FriendsOptions = .standard, message: MessageOptions? = nil,
+                    event: String? = nil) {
             self.endpoint = endpoint
             self.code = code
             self.level = level
@@ -96,6 +99,7 @@ public struct ExchangeService: Sendable {
             self.confirmedByPerson = confirmedByPerson
             self.friends = friends
             self.message = message
+            self.event = event
         }
     }
 
@@ -124,8 +128,9 @@ public struct ExchangeService: Sendable {
     /// peer's card is checked against `clock`.
     public func run(_ request: Request, identity: Identity, card: Card, clock: @escaping @Sendable () -> Int64,
                     conversation: Conversation) async throws(MeishiError) -> Outcome {
-        let (code, level, only, maximumSkew, confirmedByPerson, friends, message) = (
-            request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message)
+        let (code, level, only, maximumSkew, confirmedByPerson, friends, message, event) = (
+            request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message,
+            request.event)
         let (log, trace) = (conversation.log, conversation.trace)
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
@@ -165,7 +170,8 @@ public struct ExchangeService: Sendable {
             },
             incoming: { bytes, peer in
                 do {
-                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: "exchange", now: clock(), in: store) }
+                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
+                                                                                     meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store) }
                 } catch {
                     return .refused(.storeFailed)
                 }
@@ -189,8 +195,8 @@ public struct ExchangeService: Sendable {
         if let already = early.outcome {
             stored = already
         } else {
-            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: "exchange", now: clock(),
-                                      in: store)
+            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
+                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: event, gave: level), in: store)
         }
         var report: CommonFriendsReport?
         if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {

@@ -22,7 +22,10 @@ public struct MessageService: Sendable {
         public let port: Int
         public let stored: Int
         public let duplicates: Int
+        /// Messages and pushed cards refused.
         public let refused: Int
+        /// Newer cards pushed by contacts (`card push`) and stored.
+        public var cards = 0
     }
 
     /// A message opened for the inbox.
@@ -173,6 +176,7 @@ public struct MessageService: Sendable {
                        connectionTimeout: Int64 = MessageTransport.connectionTimeout,
                        log: @escaping @Sendable (String) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
+                       cardUpdated: @escaping @Sendable (StoreOutcome) -> Void = { _ in },
                        listening: @escaping @Sendable (Int, Int) -> Void) async throws(MeishiError) -> ListenOutcome {
         let store = try contacts.open()
         let known: [Contact]
@@ -203,6 +207,11 @@ public struct MessageService: Sendable {
             counts.add(verdict)
             if verdict == .stored, let c = try? store.contact(did: did) { received(c) }
             return verdict
+        }, acceptCard: { bytes, did in
+            let (verdict, outcome) = CardPushService.accept(bytes, from: did, store: store, now: clock(), verifier: CardVerifier(clock: clock))
+            counts.add(verdict)
+            if let outcome { cardUpdated(outcome) }
+            return verdict
         }, clock: clock, log: log)
         // Notes that expire while it runs are purged (and the WAL checkpointed) within a second or
         // so, not when the next note or command happens to open the store (issue 22, finding 13).
@@ -223,7 +232,9 @@ public struct MessageService: Sendable {
         await purging.value
         await responder?.stop()
         let (stored, duplicates, refused) = counts.values
-        return ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)
+        var outcome = ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)
+        outcome.cards = counts.cards
+        return outcome
     }
 
     final class HighestID: @unchecked Sendable {
@@ -236,7 +247,16 @@ public struct MessageService: Sendable {
 
     final class Counts: @unchecked Sendable {
         private let lock = NSLock()
-        private var s = 0, d = 0, r = 0
+        private var s = 0, d = 0, r = 0, c = 0
+        var cards: Int { lock.withLock { c } }
+        func add(_ v: CardPushVerdict) {
+            lock.withLock {
+                switch v {
+                case .stored: c += 1
+                case .refused: r += 1
+                }
+            }
+        }
         func add(_ v: MessageVerdict) {
             lock.withLock {
                 switch v {

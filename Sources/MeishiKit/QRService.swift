@@ -29,7 +29,12 @@ public struct ScannedCode: Sendable {
     public var kind: String {
         switch content {
         case .card, .invalidCard: "meishi-card"
-        case .contact(let c): c.format.hasPrefix("MECARD") ? "mecard" : c.format.hasPrefix("vCard") ? "vcard" : "solidarity-unsigned"
+        case .contact(let c):
+            switch c.format {
+            case .mecard: "mecard"
+            case .vcard: "vcard"
+            case .solidarityEnvelope, .solidarityLink, .airmeishiLink: "solidarity-unsigned"
+            }
         case .solidarityCard, .invalidSolidarityCard: "solidarity-card"
         case .unsupported(let u): u.rawValue
         case .other: "text"
@@ -94,12 +99,13 @@ public enum QRService {
     /// `contacts import` does: merged into the verified contact whose DID it carries, or into an
     /// unsigned one of the same name sharing an email or phone, else added under an `unsigned:` key
     /// (`ContactImport.key`), so it never lands on a verified DID.
-    public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64) throws(MeishiError) -> StoreOutcome {
+    /// A contact that gained something records a `qr` meeting (with `event`).
+    public static func importUnsigned(_ c: ImportedContact, raw: [UInt8], into store: ContactStore, now: Int64,
+                                      event: String? = nil) throws(MeishiError) -> StoreOutcome {
         let outcome: ImportOutcome
         do {
             outcome = try store.importUnsigned([ContactImport.unsigned(c, raw: raw)], merge: true,
-                                               source: "qr-" + c.format.split(separator: " ")[0].lowercased(),
-                                               seen: now, dryRun: false)[0]
+                                               source: .qr(c.format), seen: now, meeting: .qr, event: event, dryRun: false)[0]
         } catch { throw .store(error) }
         switch outcome {
         case .imported(let contact, let conflicts, _): return .added(contact, conflicts: conflicts)

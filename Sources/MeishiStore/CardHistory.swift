@@ -11,7 +11,7 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
     /// The signed card exactly as it arrived (the JSON payload or the QR text).
     public var payload: Data
     /// How it came: `exchange`, `qr`, `file`, `stdin`, `solidarity` (as `Contact.source`).
-    public var source: String
+    public var source: ContactSource
     public var trust: Trust
     /// When it was stored (Unix seconds); for the cards a store held before the history was
     /// kept, the contact's last-seen time, which is when that card or a copy of it last came.
@@ -36,12 +36,13 @@ public struct ReceivedCard: Equatable, Sendable, FetchableRecord, MutablePersist
         id = row["id"]
         contactID = row["contactId"]
         payload = row["payload"]
-        source = row["source"]
         received = row["received"]
         cardTimestamp = row["cardTimestamp"]
         let damaged = { (why: String) in StoreError.damaged("card #\(row["id"] as Int64? ?? 0) of contact #\(row["contactId"] as Int64? ?? 0): \(why)") }
         let card = try CardColumns(row: row, damaged: damaged)
         (fields, level, trust) = (card.fields, card.level, card.trust)
+        guard let s = (row["source"] as String?).flatMap(ContactSource.init(rawValue:)) else { throw damaged("unknown source") }
+        source = s
     }
 
     public func encode(to container: inout PersistenceContainer) {

@@ -24,6 +24,38 @@ public enum Trust: String, CaseIterable, Comparable, Sendable, DatabaseValueConv
     public static func < (lhs: Trust, rhs: Trust) -> Bool { lhs.rank < rhs.rank }
 }
 
+/// Where a stored card came from. The raw values are the text the store has always kept.
+public enum ContactSource: String, CaseIterable, Sendable, DatabaseValueConvertible {
+    /// `contacts add FILE`.
+    case file
+    /// `contacts add -` or `contacts import -`.
+    case stdin
+    /// `contacts import FILE…` (vCards).
+    case vcard
+    case exchange
+    /// A signed meishi card read from a QR code.
+    case qr
+    /// An unsigned contact read from a QR code, by its format.
+    case qrVCard = "qr-vcard"
+    case qrMECARD = "qr-mecard"
+    case qrSolidarity = "qr-solidarity"
+    case qrAirmeishi = "qr-airmeishi"
+    /// A signed Solidarity card (`scan` of its QR code).
+    case solidarity
+    /// A newer card the contact pushed to `listen` (`card push`).
+    case push
+
+    /// The source of an unsigned contact read from a QR code in `format`.
+    public static func qr(_ format: ImportFormat) -> ContactSource {
+        switch format {
+        case .vcard: .qrVCard
+        case .mecard: .qrMECARD
+        case .solidarityEnvelope, .solidarityLink: .qrSolidarity
+        case .airmeishiLink: .qrAirmeishi
+        }
+    }
+}
+
 /// A stored contact: the latest card received from one DID.
 public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "contact"
@@ -39,7 +71,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     /// Where the card came from: `exchange`; `file` or `stdin` (`contacts add`); `vcard` or `stdin`
     /// (`contacts import`); `qr`, `qr-vcard`, `qr-mecard` or `qr-solidarity` (`scan`); `solidarity`
     /// (a verified Solidarity card).
-    public var source: String
+    public var source: ContactSource
     /// When this DID was first and last stored (Unix seconds).
     public var firstSeen: Int64
     public var lastSeen: Int64
@@ -68,7 +100,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     public var replaced: ReplacedCard?
 
     public init(id: Int64? = nil, did: String, fields: [FieldName: [String]], level: DisclosureLevel, trust: Trust,
-                source: String, seen: Int64, cardTimestamp: Int64, signPubKey: Ed25519.PublicKey? = nil,
+                source: ContactSource, seen: Int64, cardTimestamp: Int64, signPubKey: Ed25519.PublicKey? = nil,
                 pubKey: X25519.PublicKey? = nil, payload: Data? = nil) {
         self.id = id
         self.did = did
@@ -87,7 +119,7 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
     }
 
     /// A contact for a verified card; `payload` keeps the bytes that arrived.
-    public init(card: VerifiedCard, trust: Trust, source: String, seen: Int64) {
+    public init(card: VerifiedCard, trust: Trust, source: ContactSource, seen: Int64) {
         let p = card.payload
         self.init(did: p.senderDID, fields: p.cardFields.mapValues(\.values), level: p.level, trust: trust,
                   source: source, seen: seen, cardTimestamp: p.timestamp, signPubKey: p.signPubKey,
@@ -138,7 +170,8 @@ public struct Contact: Equatable, Sendable, FetchableRecord, MutablePersistableR
         func damaged(_ why: String) -> StoreError { .damaged("contact #\(rowID): \(why)") }
         let card = try CardColumns(row: row, damaged: damaged)
         (fields, level, trust) = (card.fields, card.level, card.trust)
-        source = row["source"]
+        guard let s = (row["source"] as String?).flatMap(ContactSource.init(rawValue:)) else { throw damaged("unknown source") }
+        source = s
         firstSeen = row["firstSeen"]
         lastSeen = row["lastSeen"]
         cardTimestamp = row["cardTimestamp"]

@@ -75,14 +75,23 @@ extension ContactStore {
     /// `unsignedFields`. Each merge is recorded, so `split` can undo it. Anything else is a new
     /// unsigned contact, flagged when its name, email or phone (or DID) is a verified contact's.
     /// See `importOne` for the order of the decisions.
-    public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: String, seen: Int64,
-                               dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
+    ///
+    /// Each card that added or merged something records a `meeting` (`import`, or `qr` for a
+    /// scanned code) at `seen`; an unchanged one does not, so importing a file again adds none.
+    public func importUnsigned(_ cards: [UnsignedCard], merge: Bool, source: ContactSource, seen: Int64, meeting: MeetingKind = .import,
+                               event: String? = nil, dryRun: Bool) throws(StoreError) -> [ImportOutcome] {
         let outcomes: [ImportOutcome]
         do {
             outcomes = try pool.writeWithoutTransaction { db in
                 var outcomes: [ImportOutcome] = []
                 try db.inTransaction(.immediate) {
-                    for c in cards { outcomes.append(try Self.importOne(c, merge: merge, source: source, seen: seen, in: db)) }
+                    for c in cards {
+                        let outcome = try Self.importOne(c, merge: merge, source: source, seen: seen, in: db)
+                        if case .unchanged = outcome {} else {
+                            try Self.record(Meeting(at: seen, how: meeting, event: event), on: outcome.contact.id!, in: db)
+                        }
+                        outcomes.append(outcome)
+                    }
                     return dryRun ? .rollback : .commit
                 }
                 return outcomes
@@ -99,7 +108,7 @@ extension ContactStore {
     /// or its claimed DID already holds all of it: unchanged; (4) when `merge`, the same name and
     /// the same UID (the card edited elsewhere), or the same name and claimed DID, or the same
     /// name and a shared email or phone: merged; (5) else a new contact.
-    static func importOne(_ card: UnsignedCard, merge: Bool, source: String, seen: Int64, in db: Database) throws -> ImportOutcome {
+    static func importOne(_ card: UnsignedCard, merge: Bool, source: ContactSource, seen: Int64, in db: Database) throws -> ImportOutcome {
         let c = card.contact
         let skeleton = c.name.map(NameSkeleton.folded)
         // Cached statements: an import of thousands of cards would otherwise prepare (and
@@ -218,7 +227,7 @@ extension ContactStore {
         return (nil, sharing)
     }
 
-    static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,
+    static func mergeIntoUnsigned(_ target: Contact, _ card: UnsignedCard, source: ContactSource, seen: Int64,
                                   in db: Database) throws -> ImportOutcome {
         let c = card.contact
         var updated = target
@@ -242,7 +251,7 @@ extension ContactStore {
     /// Adds what `card` holds that a verified contact's card does not to its `unsignedFields`,
     /// apart from what its signature vouches for; recorded, so that `split` undoes it. The
     /// contact's last-seen time stays that of its last signed card.
-    static func mergeIntoVerified(_ target: Contact, _ card: UnsignedCard, source: String, seen: Int64,
+    static func mergeIntoVerified(_ target: Contact, _ card: UnsignedCard, source: ContactSource, seen: Int64,
                                   in db: Database) throws -> ImportOutcome {
         let c = card.contact
         var updated = target
@@ -260,7 +269,7 @@ extension ContactStore {
         return .merged(updated, added: added)
     }
 
-    static func record(_ card: UnsignedCard, into target: Contact, added: [FieldName: [String]], source: String, seen: Int64,
+    static func record(_ card: UnsignedCard, into target: Contact, added: [FieldName: [String]], source: ContactSource, seen: Int64,
                        in db: Database) throws {
         var record = ImportMerge(contactID: target.id!, at: seen, source: source, key: card.key, fields: card.contact.fields,
                                  extras: card.contact.extras.json, added: added, extrasBefore: target.vcard,

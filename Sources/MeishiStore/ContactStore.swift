@@ -59,10 +59,16 @@ public enum StoreOutcome: Equatable, Sendable {
 public struct ContactQuery: Sendable {
     public var trust: Trust?
     public var search: String?
+    /// Only contacts met at an event whose name contains this text (ignoring ASCII case).
+    public var event: String?
+    /// Only contacts with this tag (ignoring ASCII case).
+    public var tag: String?
     public var limit: Int?
-    public init(trust: Trust? = nil, search: String? = nil, limit: Int? = nil) {
+    public init(trust: Trust? = nil, search: String? = nil, event: String? = nil, tag: String? = nil, limit: Int? = nil) {
         self.trust = trust
         self.search = search
+        self.event = event
+        self.tag = tag
         self.limit = limit
     }
 }
@@ -172,9 +178,13 @@ public final class ContactStore: Sendable {
     /// (never older over newer) and keeps the higher trust. Every signed card is also kept in
     /// the contact's history (`ReceivedCard`), an older one too, and what earlier cards said that
     /// the current one does not stays in `earlierFields`; an `updated` contact carries the card
-    /// it replaced in `replaced`.
-    public func store(_ incoming: Contact) throws(StoreError) -> StoreOutcome {
-        try write { db in try Self.store(incoming, in: db) }
+    /// it replaced in `replaced`. A `meeting` is recorded on the contact in the same transaction.
+    public func store(_ incoming: Contact, meeting: Meeting? = nil) throws(StoreError) -> StoreOutcome {
+        try write { db in
+            let outcome = try Self.store(incoming, in: db)
+            if let meeting { try Self.record(meeting, on: outcome.contact.id!, in: db) }
+            return outcome
+        }
     }
 
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
@@ -346,6 +356,14 @@ public final class ContactStore: Sendable {
                  OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
                 """)
             arguments += [pattern, pattern, pattern, pattern]
+        }
+        if let text = query.event, !text.isEmpty {
+            conditions.append("id IN (SELECT contactId FROM meeting WHERE event LIKE ? ESCAPE '\\')")
+            arguments += ["%" + likeEscaped(text) + "%"]
+        }
+        if let tag = query.tag {
+            conditions.append("id IN (SELECT contactId FROM contact_tag WHERE tag = ?)")
+            arguments += [tag]
         }
         var sql = "SELECT * FROM contact"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }

@@ -10,7 +10,7 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
     var contactID: Int64
     /// When the card was imported (Unix seconds) and from where (`vcard`, `stdin`, `qr-vcard`…).
     var at: Int64
-    var source: String
+    var source: ContactSource
     /// The key the card is stored under when it stands alone (`UnsignedCard.key`).
     var key: String
     /// The card's fields and vCard extras (JSON) as imported.
@@ -20,12 +20,12 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
     var added: [FieldName: [String]]
     var extrasBefore: String?
     var cardTimestampBefore: Int64
-    /// The card's vCard `UID`, which it takes again when `split` (migration `v7-import-uid`).
+    /// The card's vCard `UID`, which it takes again when `split` (migration `v9-import-uid`).
     var uid: String?
     /// When `split` undid it (kept, so split can tell "all undone" from "never merged").
     var undoneAt: Int64?
 
-    init(contactID: Int64, at: Int64, source: String, key: String, fields: [FieldName: [String]], extras: String?,
+    init(contactID: Int64, at: Int64, source: ContactSource, key: String, fields: [FieldName: [String]], extras: String?,
          added: [FieldName: [String]], extrasBefore: String?, cardTimestampBefore: Int64, uid: String?) {
         self.contactID = contactID
         self.at = at
@@ -43,7 +43,10 @@ struct ImportMerge: MutablePersistableRecord, FetchableRecord {
         id = row["id"]
         contactID = row["contactId"]
         at = row["at"]
-        source = row["source"]
+        guard let s = (row["source"] as String?).flatMap(ContactSource.init(rawValue:)) else {
+            throw StoreError.damaged("merge record #\(id ?? 0): unknown source")
+        }
+        source = s
         key = row["key"]
         guard let f = FieldsColumn.decode(row["fields"]), let a = FieldsColumn.decode(row["added"]) else {
             throw StoreError.damaged("merge record #\(id ?? 0): the fields column is not valid")

@@ -142,10 +142,58 @@ extension ContactStore {
                 WHERE trust != 'unsigned' AND payload IS NOT NULL ORDER BY id
                 """)
         }
+        // Where and when each contact was met (`Meeting`). Each contact stored before gets one
+        // meeting, its first-seen time, by the way its card came (an exchange's code or digits
+        // were not recorded: `exchange`), without an event.
+        m.registerMigration("v6-meetings") { db in
+            try db.create(table: "meeting") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("at", .integer).notNull()
+                t.column("how", .text).notNull()
+                t.column("event", .text)
+                t.column("gave", .text)
+            }
+            try db.create(index: "meeting_on_contact", on: "meeting", columns: ["contactId", "at"])
+            try db.create(index: "meeting_on_event", on: "meeting", columns: ["event"])
+            try db.execute(sql: """
+                INSERT INTO meeting (contactId, at, how)
+                SELECT id, firstSeen, CASE WHEN source = 'exchange' THEN 'exchange'
+                                           WHEN source IN ('file', 'stdin') THEN 'file'
+                                           WHEN source = 'vcard' THEN 'import'
+                                           ELSE 'qr' END
+                FROM contact ORDER BY id
+                """)
+        }
+        // My own words about a contact, never shared: a note and tags (`PrivateNotes`). Apart
+        // from the contact row, so a newer card, which rewrites that row, never touches them.
+        m.registerMigration("v7-notes-and-tags") { db in
+            try db.create(table: "contact_note") { t in
+                t.primaryKey("contactId", .integer).references("contact", onDelete: .cascade)
+                t.column("note", .text).notNull()
+            }
+            try db.create(table: "contact_tag") { t in
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("tag", .text).notNull().collate(.nocase)
+                t.uniqueKey(["contactId", "tag"])
+            }
+            try db.create(index: "contact_tag_on_tag", on: "contact_tag", columns: ["tag"])
+        }
+        // Every card of mine `card push` delivered: to whom, when, at which level, signed when.
+        m.registerMigration("v8-card-pushes") { db in
+            try db.create(table: "card_push") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("at", .integer).notNull()
+                t.column("level", .text).notNull()
+                t.column("cardTimestamp", .integer).notNull()
+            }
+            try db.create(index: "card_push_on_contact", on: "card_push", columns: ["contactId", "at"])
+        }
         // The vCard UID each unsigned contact is exported under and found again by on import:
         // the UID its exports carried so far for the contacts stored before. A merge keeps the
         // UID of the card it joined (for `split`) and is marked when undone, not deleted.
-        m.registerMigration("v7-import-uid") { db in
+        m.registerMigration("v9-import-uid") { db in
             try db.alter(table: "contact") { t in t.add(column: "uid", .text) }
             let rows = try Row.fetchAll(db, sql: "SELECT id, did FROM contact WHERE trust = 'unsigned'")
             let update = try db.makeStatement(sql: "UPDATE contact SET uid = ? WHERE id = ?")

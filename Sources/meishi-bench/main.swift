@@ -122,7 +122,7 @@ func store(dir: String, count: Int, sqlPath: String) throws {
         let name = "\(names[i % 10]) \(family[(i / 10) % 10]) \(i)"
         contacts.append(Contact(did: DIDKey.did(for: key), fields: [
             .name: [name], .org: ["Org \(i % 997)"], .email: ["user\(i)@example.org"], .phone: ["+81 90 \(1000_0000 + i)"],
-        ], level: .professional, trust: .signed, source: "file", seen: 1_795_000_000, cardTimestamp: 1_795_000_000,
+        ], level: .professional, trust: .signed, source: .file, seen: 1_795_000_000, cardTimestamp: 1_795_000_000,
            signPubKey: key, pubKey: try X25519.PublicKey(rawRepresentation: raw)))
     }
     // The same rows as SQL text, for the sqlite3 shell, in one transaction.
@@ -198,7 +198,7 @@ func psi(budget: Double) {
 func friends(dir: String, from: Int, count: Int) throws {
     let contacts = try (from..<from + count).map { i in
         let key = try Ed25519.PublicKey(rawRepresentation: SHA256.hash(Array("friend-\(i)".utf8)))
-        return Contact(did: DIDKey.did(for: key), fields: [.name: ["Friend \(i)"]], level: .professional, trust: .signed, source: "file",
+        return Contact(did: DIDKey.did(for: key), fields: [.name: ["Friend \(i)"]], level: .professional, trust: .signed, source: .file,
                        seen: 1_795_000_000, cardTimestamp: 1_795_000_000, signPubKey: key)
     }
     try ContactStore(path: dir + "/" + ContactStore.fileName).insertAll(contacts)

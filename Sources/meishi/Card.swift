@@ -18,7 +18,7 @@ struct CardCommand: AsyncParsableCommand {
               meishi card show
             """,
         subcommands: [CardSet.self, CardAdd.self, CardUnset.self, CardShow.self, CardExport.self, CardQR.self,
-                      CardImportCommand.self, CardEdit.self])
+                      CardImportCommand.self, CardEdit.self, CardPushCommand.self])
 }
 
 /// The field, value and level arguments of `card set` and `card add`.

@@ -62,11 +62,12 @@ enum CardRendering {
     /// A stored contact as `contacts show` and `contacts add` print it; `earlier` (what its
     /// earlier cards said that the current one does not) follows the current card, under a line
     /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
-    static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = []) -> String {
+    static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
+                        notes: PrivateNotes = PrivateNotes()) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
-                 ("first seen", "\(date(c.firstSeen)) via \(c.source)"), ("last seen", date(c.lastSeen))]
+                 ("first seen", "\(date(c.firstSeen)) via \(c.source.rawValue)"), ("last seen", date(c.lastSeen))]
         let unsigned = c.unsignedFields ?? [:]
         for name in unsigned.keys.sorted() {
             for v in unsigned[name]! { rows.append((name.rawValue, Console.safe(v) + "  (unsigned: from a vCard, not signed)")) }
@@ -84,13 +85,41 @@ enum CardRendering {
         }
         var out = "\(name(c.name))  [#\(c.id ?? 0), \(c.trust.rawValue)]\n" + block(c.fields, rows: rows)
         for group in earlierCards {
-            out += "\nfrom an earlier card, \(day(group.card.received)) (\(group.card.source), signed \(date(group.card.cardTimestamp))): "
+            out += "\nfrom an earlier card, \(day(group.card.received)) (\(group.card.source.rawValue), signed \(date(group.card.cardTimestamp))): "
                 + fieldCounts(group.fields) + "\n" + block(group.fields, rows: [])
         }
         if earlierCards.isEmpty, let f = c.earlierFields {
             out += "\nfrom earlier cards: " + fieldCounts(f) + "\n" + block(f, rows: [])
         }
+        if !meetings.isEmpty { out += "\nmet:\n" + meetings.map { "  " + meeting($0) }.joined(separator: "\n") }
+        if !notes.tags.isEmpty { out += "\nyour tags: " + notes.tags.map(Console.safe).joined(separator: ", ") }
+        if let note = notes.note {
+            out += "\nyour note (never shared):\n" + note.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { "  " + Console.safe(String($0)) }.joined(separator: "\n")
+        }
         return out
+    }
+
+    /// "2026-11-25 14:02 by exchange with a code, at PyCon JP 2026" (the event sanitised).
+    static func meeting(_ m: Meeting) -> String {
+        let how = switch m.how {
+        case .exchange: "by exchange"
+        case .code: "by exchange with a code"
+        case .table: "at a table exchange"
+        case .relay: "through a relay"
+        case .qr: "by QR code"
+        case .file: "from a file"
+        case .import: "imported"
+        }
+        let when = date(m.at).replacingOccurrences(of: "T", with: " ").prefix(16)
+        return "\(when) \(how)" + (m.event.map { ", at " + Console.safe($0) } ?? "")
+    }
+
+    /// A meeting in JSON: `at`, `how` and, when one was named, `event`.
+    static func json(_ m: Meeting) -> JSONValue {
+        var obj: [String: JSONValue] = ["at": .number(Double(m.at)), "how": .string(m.how.rawValue)]
+        if let e = m.event { obj["event"] = .string(e) }
+        return .object(obj)
     }
 
     /// "2026-11-20": the day of a Unix time (UTC).
@@ -106,6 +135,12 @@ enum CardRendering {
         return "updated \(name(c.name)) (#\(c.id ?? 0), \(c.trust.rawValue)): "
             + (changes.isEmpty ? "a newer card, nothing changed" : changes.map(change).joined(separator: ", "))
             + (withdrawn ? " (what it no longer shares is kept from the earlier card: meishi contacts show \(c.id ?? 0))" : "")
+    }
+
+    /// "Ken Sato updated their card: title changed, +phone" (`listen`, for a pushed card).
+    static func pushed(_ c: Contact) -> String {
+        let changes = c.changes
+        return "\(name(c.name)) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
     }
 
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
@@ -133,14 +168,14 @@ enum CardRendering {
     /// `earlierCards` when `earlier` is given (`contacts show`).
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
-    static func json(_ c: Contact, earlier: [EarlierValues]?) -> JSONValue {
+    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
             "fields": fields(c.fields),
             "level": .string(c.level.rawValue),
             "trust": .string(c.trust.rawValue),
-            "source": .string(c.source),
+            "source": .string(c.source.rawValue),
             "firstSeen": .number(Double(c.firstSeen)),
             "lastSeen": .number(Double(c.lastSeen)),
             "cardTimestamp": .number(Double(c.cardTimestamp)),
@@ -159,9 +194,14 @@ enum CardRendering {
         if let earlier {
             obj["earlierCards"] = .array(earlier.map { group in
                 .object(["received": .number(Double(group.card.received)), "cardTimestamp": .number(Double(group.card.cardTimestamp)),
-                         "source": .string(group.card.source), "trust": .string(group.card.trust.rawValue),
+                         "source": .string(group.card.source.rawValue), "trust": .string(group.card.trust.rawValue),
                          "level": .string(group.card.level.rawValue), "fields": fields(group.fields)])
             })
+        }
+        if let meetings { obj["meetings"] = .array(meetings.map(json)) }
+        if let notes {
+            obj["tags"] = .array(notes.tags.map(JSONValue.string))
+            obj["note"] = notes.note.map(JSONValue.string) ?? .null
         }
         let kept = VCardExtras(json: c.vcard).properties
         if !kept.isEmpty { obj["vcardProperties"] = .array(kept.map(JSONValue.string)) }

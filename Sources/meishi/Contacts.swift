@@ -15,7 +15,9 @@ struct Contacts: AsyncParsableCommand {
             Examples:
               meishi contacts list
               meishi contacts show ken
+              meishi contacts tag ken pycon
             """,
         subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
-                      ContactsImport.self, ContactsExport.self, ContactsShare.self])
+                      ContactsImport.self, ContactsExport.self, ContactsShare.self, ContactsNote.self, ContactsTag.self,
+                      ContactsEdit.self, ContactsChanges.self])
 }

@@ -14,7 +14,8 @@ struct ContactsExport: SynchronousCommand {
             urn:uuid), X-MEISHI-DID and X-MEISHI-TRUST for meishi, and what an imported vCard held \
             beyond meishi's fields written back (a picture as base64 with ENCODING=b in 3.0, a data: URI \
             in 4.0; control characters are never written). A vCard carries no signature: to pass on a \
-            verified card, use 'meishi contacts share'.
+            verified card, use 'meishi contacts share'. Your own notes and tags on contacts are written \
+            only with --with-notes (as NOTE and CATEGORIES; "note" and "tags" in JSON).
 
             With --vdir DIR, one file per contact in DIR (a vdir, as khard and vdirsyncer read it), \
             named after its UID: a file is rewritten only when the contact changed. Without REF, the \
@@ -54,6 +55,8 @@ struct ContactsExport: SynchronousCommand {
 
     @Flag(help: "With --vdir, replace (or remove) files changed since meishi wrote them.")
     var overwrite = false
+    @Flag(name: .customLong("with-notes"), help: "Also write your own note and tags on each contact (vCard NOTE and CATEGORIES).")
+    var withNotes = false
 
     @Option(name: .customLong("mode"), help: FileModeArgument.help)
     var fileMode: FileModeArgument?
@@ -79,10 +82,13 @@ struct ContactsExport: SynchronousCommand {
                 }
             }
         } catch { throw MeishiError.store(error) }
+        // Your own words leave the home only when asked for.
+        var notes: [Int64: PrivateNotes] = [:]
+        if withNotes { do { notes = try store.allPrivateNotes() } catch { throw MeishiError.store(error) } }
         let version = VCardVersion(rawValue: vcardVersion)!
         if let vdir {
             let r = try ContactExport.writeDirectory(contacts, to: vdir, version: version, pruning: refs.isEmpty,
-                                                     overwriting: overwrite, home: session.home)
+                                                     overwriting: overwrite, notes: notes, home: session.home)
             Self.noteDropped(r.dropped, ctx)
             if !r.kept.isEmpty { ctx.out.warn(MeishiFailure.vdirFilesKept(r.kept)) }
             ctx.out.note("wrote \(contacts.count) contact\(contacts.count == 1 ? "" : "s") (vCard \(vcardVersion)) to \(vdir): "
@@ -93,10 +99,12 @@ struct ContactsExport: SynchronousCommand {
         let bytes: [UInt8]
         switch format {
         case .vcard:
-            let (text, dropped) = ContactExport.vcards(contacts, version: version)
+            let (text, dropped) = ContactExport.vcards(contacts, version: version, notes: notes)
             Self.noteDropped(dropped, ctx)
             bytes = Array(text.utf8)
-        case .json: bytes = Array((JSONText.pretty(.object(["contacts": .array(contacts.map(CardRendering.json))])) + "\n").utf8)
+        case .json:
+            let listed = contacts.map { c in withNotes ? CardRendering.json(c, earlier: nil, notes: notes[c.id ?? 0] ?? PrivateNotes()) : CardRendering.json(c) }
+            bytes = Array((JSONText.pretty(.object(["contacts": .array(listed)])) + "\n").utf8)
         }
         try FileOutput.write(bytes, to: output, mode: fileMode, ctx: ctx, home: session.home, text: true)
         if let output, output != "-" {

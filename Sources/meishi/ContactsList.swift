@@ -10,6 +10,8 @@ struct ContactsList: SynchronousCommand {
             Examples:
               meishi contacts list
               meishi contacts list --trust met --search example
+              meishi contacts list --event pycon
+              meishi contacts list --tag investor
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -19,6 +21,12 @@ struct ContactsList: SynchronousCommand {
 
     @Option(help: ArgumentHelp("Only contacts whose name, org, DID, email or phone contains TEXT.", valueName: "text"))
     var search: String?
+
+    @Option(help: ArgumentHelp("Only contacts met at an event whose name contains TEXT (ignoring case).", valueName: "text"))
+    var event: String?
+
+    @Option(help: ArgumentHelp("Only contacts with this tag of yours (ignoring case).", valueName: "tag"))
+    var tag: String?
 
     // Unconditional: `--limit -1` is a value to refuse, not an option.
     @Option(parsing: .unconditional, help: "At most N contacts.")
@@ -34,13 +42,13 @@ struct ContactsList: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let store = try global.session(ctx).contacts.open(readOnly: true)
         let found: [Contact]
-        do { found = try store.list(ContactQuery(trust: trust, search: search, limit: limit)) } catch { throw MeishiError.store(error) }
+        do { found = try store.list(ContactQuery(trust: trust, search: search, event: event, tag: tag, limit: limit)) } catch { throw MeishiError.store(error) }
         if json {
             ctx.out.json(.object(["contacts": .array(found.map(CardRendering.json))]))
             return
         }
         guard !found.isEmpty else {
-            ctx.out.note(search == nil && trust == nil ? "no contacts yet" : "no contacts match")
+            ctx.out.note(search == nil && trust == nil && event == nil && tag == nil ? "no contacts yet" : "no contacts match")
             return
         }
         // On a terminal long cells are cut to keep rows on one line; piped, every DID is whole.

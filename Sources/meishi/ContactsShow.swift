@@ -8,7 +8,10 @@ struct ContactsShow: SynchronousCommand {
         discussion: """
             Shows the contact's current card, then what its earlier signed cards said that the current \
             one does not ("from an earlier card, DATE: email, phone ×2"): a newer card that shares less \
-            erases nothing. --json gives them apart: "fields", "earlierFields" and "earlierCards".
+            erases nothing. --json gives them apart: "fields", "earlierFields" and "earlierCards". \
+            Then every meeting: when, how (exchange, code, qr, file, import) and at which event \
+            (--event of exchange, scan and contacts add); --json: "meetings". Last, your own tags and \
+            note ('contacts tag', 'contacts note'); --json: "tags" and "note".
 
             Examples:
               meishi contacts show ken
@@ -20,8 +23,8 @@ struct ContactsShow: SynchronousCommand {
     @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (c, earlier) = try global.session(ctx).contacts.show(options.ref)
-        guard options.json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier)) }
-        ctx.out.json(CardRendering.json(c, earlier: earlier))
+        let (c, earlier, meetings, notes) = try global.session(ctx).contacts.show(options.ref)
+        guard options.json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes)) }
+        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes))
     }
 }

@@ -25,6 +25,7 @@ struct Exchange: MeishiCommand {
             Examples:
               meishi exchange
               meishi exchange --code
+              meishi exchange --event "PyCon JP 2026"
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -127,6 +128,8 @@ struct Exchange: MeishiCommand {
     @Flag(help: "With --message: their inbox deletes it once it has been shown.")
     var once = false
 
+    @OptionGroup var meeting: EventOption
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -217,6 +220,7 @@ struct Exchange: MeishiCommand {
                                 status: .usage)
         }
         let session = try global.session(ctx)
+        let event = try meeting.resolved(ctx)
         let note = try message.map { try ctx.readNote($0, example: "echo hi | meishi exchange --message -") }
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
@@ -260,7 +264,7 @@ struct Exchange: MeishiCommand {
                 endpoint: endpoint, code: exchangeCode, level: level, only: try fields?.names, timeoutSeconds: timeout.seconds,
                 maximumSkew: maxSkew.seconds, confirmedByPerson: !yes,
                 friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
-                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) })
+                message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) }, event: event)
             outcome = try await ExchangeService(home: session.home).run(request, identity: identity, card: card, clock: ctx.unixClock, conversation: .init(
                 confirm: { code in
                     spinner.stop()

@@ -98,7 +98,7 @@ struct FriendsCommon: SynchronousCommand {
             return
         }
         guard let found else {
-            return ctx.out.line("\(CardRendering.name(contact.name)): \(FriendsWording.neverCompared) (added by \(Console.safe(contact.source)))")
+            return ctx.out.line("\(CardRendering.name(contact.name)): \(FriendsWording.neverCompared) (added by \(contact.source.rawValue))")
         }
         ctx.out.line(FriendsWording.list(found.friends))
         ctx.out.note("compared with \(CardRendering.name(contact.name)) by \(found.mode) on \(CardRendering.date(found.at))")

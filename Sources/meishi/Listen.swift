@@ -14,7 +14,9 @@ struct Listen: MeishiCommand {
             contact's card key. A message from an unknown or unsigned contact, for someone else, \
             expired, oversized or failing authentication is refused with a logged reason and nothing is \
             stored; a message received twice is acknowledged again and stored once. Messages are kept \
-            sealed: read them with 'meishi inbox'.
+            sealed: read them with 'meishi inbox'. A contact's newer card ('meishi card push') is \
+            stored when it verifies, is that contact's and is newer than the one held (the earlier one \
+            stays in the history), and announced: "Ken Sato updated their card: title changed, +phone".
 
             Examples:
               meishi listen --for 1h
@@ -48,6 +50,7 @@ struct Listen: MeishiCommand {
                 identity: identity, port: port, seconds: duration?.seconds,
                 log: { line in out.note(line) },
                 received: { c in if !quiet { out.note("a message from \(CardRendering.who(c)): read it with 'meishi inbox'") } },
+                cardUpdated: { outcome in if !quiet { out.note(CardRendering.pushed(outcome.contact)) } },
                 listening: { port, contacts in
                     // On standard error, --json too: a script using --port 0 learns the port here.
                     out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"
@@ -65,9 +68,11 @@ struct Listen: MeishiCommand {
             out.json(.object([
                 "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),
                 "duplicates": .number(Double(outcome.duplicates)), "refused": .number(Double(outcome.refused)),
+                "cards": .number(Double(outcome.cards)),
             ]))
         } else {
-            out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused")
+            out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused"
+                     + (outcome.cards > 0 ? ", \(outcome.cards) newer card\(outcome.cards == 1 ? "" : "s")" : ""))
         }
     }
 }

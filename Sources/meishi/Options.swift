@@ -54,6 +54,29 @@ struct OneContactOptions: ParsableArguments {
     var json = false
 }
 
+/// `--event`: the event a meeting is recorded at (exchange, scan, contacts add).
+struct EventOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Record the meeting as at this event (e.g. \"PyCon JP 2026\").", discussion:
+        "Shown by 'contacts show', matched by 'contacts list --event'. Default: MEISHI_EVENT, else 'event' in the configuration file.",
+        valueName: "text"))
+    var event: String?
+
+    func validate() throws {
+        if let event, !Meeting.isValidEvent(event) { throw ValidationError(MeishiFailure.badEvent("--event")) }
+    }
+
+    /// The event to record: --event, else MEISHI_EVENT, else the configuration file's `event`; nil
+    /// when none is set (or MEISHI_EVENT is empty).
+    func resolved(_ ctx: Context) throws -> String? {
+        if let event { return event }
+        if let env = ctx.environment["MEISHI_EVENT"], !env.isEmpty {
+            guard Meeting.isValidEvent(env) else { throw MeishiFailure(MeishiFailure.badEvent("MEISHI_EVENT"), status: .usage) }
+            return env
+        }
+        return try Settings.load(ctx).event
+    }
+}
+
 extension LoggingSystem {
     nonisolated(unsafe) private static var bootstrapped = false
     static func bootstrapOnce(level: Logger.Level, sink: Sink) {

@@ -51,6 +51,8 @@ struct Scan: SynchronousCommand {
     @Option(help: ArgumentHelp("With --camera: give up after this long (e.g. 30s, 2m).", valueName: "duration"))
     var timeout: DurationArgument = DurationArgument(argument: "60")!
 
+    @OptionGroup var meeting: EventOption
+
     func validate() throws {
         guard camera else {
             if timeout.seconds != 60 { throw ValidationError("--timeout goes with --camera") }
@@ -63,6 +65,7 @@ struct Scan: SynchronousCommand {
     func run(_ ctx: Context) throws {
         if camera { return try watch(ctx) }
         let session = try global.session(ctx, needsIdentity: !raw)
+        let event = raw ? nil : try meeting.resolved(ctx)
         let verifier = CardVerifier(clock: ctx.unixClock)
         var worst: MeishiFailure?
         var report: [JSONValue] = []
@@ -116,7 +119,7 @@ struct Scan: SynchronousCommand {
                     continue
                 }
                 var obj = codeJSON(code)
-                do { try handle(code, file: file, session: session, into: &obj) } catch let f as MeishiFailure {
+                do { try handle(code, file: file, session: session, event: event, into: &obj) } catch let f as MeishiFailure {
                     if holdsACard, case .other = code.content {
                         if !json { ctx.out.note(Self.otherCodeBesideCard(file: file, text: code.text)) }
                     } else {
@@ -162,7 +165,7 @@ struct Scan: SynchronousCommand {
             if !json { out.line(Console.safe(code.text)) }
             return
         }
-        try handle(code, file: device, session: session, into: &obj)
+        try handle(code, file: device, session: session, event: raw ? nil : try meeting.resolved(ctx), into: &obj)
     }
 
     func codeJSON(_ code: ScannedCode) -> [String: JSONValue] {
@@ -173,7 +176,8 @@ struct Scan: SynchronousCommand {
         ]
     }
 
-    func handle(_ code: ScannedCode, file: String, session: HomeSession, into obj: inout [String: JSONValue]) throws {
+    /// Verifies and stores what `code` holds; a stored card records a `qr` meeting at `event`.
+    func handle(_ code: ScannedCode, file: String, session: HomeSession, event: String?, into obj: inout [String: JSONValue]) throws {
         let out = session.ctx.out
         switch code.content {
         case .card(let card):
@@ -185,7 +189,8 @@ struct Scan: SynchronousCommand {
                 if !json { printCard(card, own: own, out) }
                 return
             }
-            let outcome = try session.contacts.add(card, trust: .signed, source: "qr", now: session.ctx.unixNow)
+            let outcome = try session.contacts.add(card, trust: .signed, source: .qr, now: session.ctx.unixNow,
+                                                   meeting: Meeting(at: session.ctx.unixNow, how: .qr, event: event))
             obj["stored"] = .bool(true)
             obj["result"] = .string(outcome.name)
             obj["contact"] = CardRendering.json(outcome.contact)
@@ -197,7 +202,7 @@ struct Scan: SynchronousCommand {
         case .contact(let c):
             obj["contact"] = .object(["fields": CardRendering.fields(c.fields)])
             if !json {
-                out.line("\(Console.safe(c.format)) (unsigned) for \(CardRendering.name(c.name))")
+                out.line("\(Console.safe(c.format.description)) (unsigned) for \(CardRendering.name(c.name))")
                 if !c.fields.isEmpty { out.line(CardRendering.block(c.fields, rows: [])) }
             }
             guard importContacts, !dryRun else {
@@ -205,11 +210,12 @@ struct Scan: SynchronousCommand {
                 if !json && !dryRun { out.note("not stored: use --import to keep it as an unsigned contact") }
                 return
             }
-            let outcome = try QRService.importUnsigned(c, raw: code.bytes, into: try session.contacts.open(), now: session.ctx.unixNow)
+            let outcome = try QRService.importUnsigned(c, raw: code.bytes, into: try session.contacts.open(), now: session.ctx.unixNow,
+                                                   event: event)
             obj["stored"] = .bool(true)
             obj["result"] = .string(outcome.name)
             if !json { out.reportStored(outcome) }
-        case .solidarityCard(let card): try handleSolidarity(card, session: session, into: &obj)
+        case .solidarityCard(let card): try handleSolidarity(card, session: session, event: event, into: &obj)
         case .invalidSolidarityCard(let e): try handleInvalidSolidarity(e, file: file, into: &obj)
         case .unsupported(let kind): try handleUnsupported(kind, file: file, into: &obj)
         case .other:

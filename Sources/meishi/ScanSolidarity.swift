@@ -3,7 +3,8 @@ import MeishiKit
 
 /// What `scan` does with the Solidarity app's codes (docs/PROTOCOL.md section 6).
 extension Scan {
-    func handleSolidarity(_ verified: VerifiedSolidarityCard, session: HomeSession, into obj: inout [String: JSONValue]) throws {
+    func handleSolidarity(_ verified: VerifiedSolidarityCard, session: HomeSession, event: String?,
+                          into obj: inout [String: JSONValue]) throws {
         obj["verdict"] = .string("valid")
         obj["solidarity"] = CardRendering.solidarityJSON(verified)
         let out = session.ctx.out
@@ -12,7 +13,7 @@ extension Scan {
             if !json { CardRendering.printSolidarity(verified, note: " (not stored: --dry-run)", out) }
             return
         }
-        let outcome = try session.contacts.add(verified, now: session.ctx.unixNow)
+        let outcome = try session.contacts.add(verified, now: session.ctx.unixNow, event: event)
         obj["stored"] = .bool(true)
         obj["result"] = .string(outcome.name)
         obj["contact"] = CardRendering.json(outcome.contact)

@@ -4,6 +4,7 @@ import MeishiCard
 import MeishiKit
 import MeishiProximity
 import MeishiText
+import MeishiStore
 
 /// Defaults a person sets once in `$XDG_CONFIG_HOME/meishi/config` (`~/.config/meishi/config`)
 /// instead of typing the same flags every time; a flag on the command line wins. The file is a
@@ -22,9 +23,11 @@ struct Settings: Sendable {
     var friends: FriendsMode?
     /// `remember`: --remember of every command that unlocks the key.
     var remember: DurationArgument?
+    /// `event`: --event of exchange, scan and contacts add.
+    var event: String?
 
     /// The keys, as the man page lists them.
-    static let keys = ["alias", "fields", "friends", "level", "remember", "timeout"]
+    static let keys = ["alias", "event", "fields", "friends", "level", "remember", "timeout"]
 
     /// The file's path for an environment: $XDG_CONFIG_HOME/meishi/config when XDG_CONFIG_HOME is
     /// absolute (the XDG base directory rule), else ~/.config/meishi/config; nil without a home.
@@ -106,6 +109,9 @@ struct Settings: Sendable {
             case "friends":
                 guard let v = FriendsMode(argument: text) else { throw bad("must be ecdh, verified, hash or off") }
                 friends = v
+            case "event":
+                guard Meeting.isValidEvent(text) else { throw bad("must be 1 to \(Meeting.maximumEventBytes) bytes of text on one line") }
+                event = text
             default:
                 preconditionFailure("key '\(entry.key)' is listed in Settings.keys but not read")
             }
@@ -113,7 +119,7 @@ struct Settings: Sendable {
     }
 
     private static func example(_ key: String) -> String {
-        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh", "remember": "15m"][key] ?? "…"
+        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh", "remember": "15m", "event": "PyCon JP 2026"][key] ?? "…"
     }
 
     private static func failure(_ path: String, _ line: Int, _ message: String, hint: String) -> MeishiFailure {

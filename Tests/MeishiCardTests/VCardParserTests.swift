@@ -25,7 +25,7 @@ import MeishiText
         let (contacts, problems) = read(text)
         #expect(problems.isEmpty)
         let c = try #require(contacts.first?.contact)
-        #expect(c.format == "vCard 2.1")
+        #expect(c.format == .vcard(version: "2.1") && c.format.description == "vCard 2.1")
         #expect(c.name == "芽衣 田中")
         #expect(c.fields[.phone] == ["+81 90 1234 5678", "03-1111-2222"])
         #expect(c.fields[.note] == ["first line\nsecond line"])

@@ -426,7 +426,7 @@ extension NamespaceExchangeTests {
         try ken.knows(carol)
         try carol.knows(ken)
         let m = mallory.contact()
-        let borrowed = Contact(did: m.did, fields: m.fields, level: m.level, trust: .signed, source: "test", seen: 1_800_000_000,
+        let borrowed = Contact(did: m.did, fields: m.fields, level: m.level, trust: .signed, source: .file, seen: 1_800_000_000,
                                cardTimestamp: 1_800_000_000, signPubKey: mallory.identity.signingKey.publicKey,
                                pubKey: carol.identity.boxKey.publicKey)
         _ = try ContactsService(home: ken.home).open().store(borrowed)

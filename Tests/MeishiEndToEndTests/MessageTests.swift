@@ -25,7 +25,7 @@ struct MessagePerson {
 
     /// This person as a contact of someone else, with `trust`.
     func contact(trust: Trust = .signed) -> Contact {
-        Contact(did: identity.did, fields: [.name: [name]], level: .public, trust: trust, source: "test", seen: 1_800_000_000,
+        Contact(did: identity.did, fields: [.name: [name]], level: .public, trust: trust, source: .file, seen: 1_800_000_000,
                 cardTimestamp: 1_800_000_000, signPubKey: identity.signingKey.publicKey, pubKey: identity.boxKey.publicKey)
     }
 

@@ -197,7 +197,7 @@ import MeishiKit
         #expect(first.contains("\"possiblyImpersonatedBy\":[2]") && first.contains("\"possibleImpersonationOf\":[]"), "\(first)")
         // Wherever a sender or friend is named (inbox, listen, exchange notes, common friends), a
         // newcomer carries its id and the mark; the one it copies only its id.
-        var lookAlike = Contact(did: "did:key:z6MkX", fields: [.name: ["Ken Sato"]], level: .professional, trust: .signed, source: "file",
+        var lookAlike = Contact(did: "did:key:z6MkX", fields: [.name: ["Ken Sato"]], level: .professional, trust: .signed, source: .file,
                                 seen: 1, cardTimestamp: 1)
         lookAlike.id = 5
         lookAlike.conflictsWith = "2,7"

@@ -9,7 +9,7 @@ import MeishiStore
 @Suite struct ContactExportHistoryTests {
     @Test func exportWritesTheCurrentValuesThenTheEarlierOnes() {
         var mei = Contact(did: "did:key:z6MkMei", fields: [.name: ["Mei Tanaka"], .email: ["mei@new.example"]], level: .public,
-                          trust: .met, source: "exchange", seen: 200, cardTimestamp: 200)
+                          trust: .met, source: .exchange, seen: 200, cardTimestamp: 200)
         mei.earlierFields = [.email: ["mei@example.org", "mei@old.example"], .phone: ["+81 90 1234 5678"], .title: ["Engineer"]]
         let entry = ContactExport.entry(for: mei)
         #expect(entry.fields[.email] == ["mei@new.example", "mei@example.org", "mei@old.example"])

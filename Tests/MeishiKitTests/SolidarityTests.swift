@@ -221,7 +221,7 @@ func field(_ name: String) -> FieldName { try! FieldName(name) }
         #expect(link.fields == [.name: ["Aiko Watanabe"], .title: ["Coordinator"]])
         #expect(link.did == did)
         #expect(SolidarityQR.contactLink("solidarity://contact?name=A&did=did:key:zNotAKey")?.did == nil)
-        #expect(SolidarityQR.contactLink("airmeishi://contact?name=Ken")?.format == "airmeishi link")
+        #expect(SolidarityQR.contactLink("airmeishi://contact?name=Ken")?.format == .airmeishiLink)
         #expect(SolidarityQR.contactLink("https://example.net/?name=A") == nil)
     }
 }

@@ -185,9 +185,14 @@ import MeishiCrypto
 
     @Test(.enabled(if: python != nil, "skipped: needs python3 with `cryptography` (make test installs it in .venv) and libsodium"))
     func theScriptPrintsTheFile() throws {
+        try Self.expectScript("tools/exchange-vectors.py", prints: Self.path)
+    }
+
+    /// Runs `script --check FIXTURE` with `python` and expects exit 0 (the file is what it prints).
+    static func expectScript(_ script: String, prints fixture: String) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.python!)
-        p.arguments = [Fixtures.root.appendingPathComponent("tools/exchange-vectors.py").path, "--check", Fixtures.url(Self.path).path]
+        p.executableURL = URL(fileURLWithPath: python!)
+        p.arguments = [Fixtures.root.appendingPathComponent(script).path, "--check", Fixtures.url(fixture).path]
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice

@@ -14,7 +14,7 @@ import MeishiCrypto
         var fields: [FieldName: [String]] = [.name: [name]]
         if let email { fields[.email] = [email] }
         if let phone { fields[.phone] = [phone] }
-        return Contact(did: did, fields: fields, level: .professional, trust: trust, source: "file", seen: 1, cardTimestamp: 1)
+        return Contact(did: did, fields: fields, level: .professional, trust: trust, source: .file, seen: 1, cardTimestamp: 1)
     }
 
     @Test func migrationCandidatesRecordAndCascade() throws {

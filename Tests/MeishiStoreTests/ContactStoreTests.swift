@@ -12,7 +12,7 @@ import MeishiCard
     func contact(_ did: String, name: String, email: String? = nil, ts: Int64 = 100, trust: Trust = .signed) -> Contact {
         var fields: [FieldName: [String]] = [.name: [name]]
         if let email { fields[.email] = [email] }
-        return Contact(did: did, fields: fields, level: .public, trust: trust, source: "file", seen: ts, cardTimestamp: ts)
+        return Contact(did: did, fields: fields, level: .public, trust: trust, source: .file, seen: ts, cardTimestamp: ts)
     }
 
     @Test func createsPrivateWALDatabase() throws {
@@ -90,7 +90,7 @@ import MeishiCard
                 group.addTask {
                     for i in 0..<50 {
                         _ = try store.store(Contact(did: "did:key:z6Mk\(n)-\(i)", fields: [.name: ["P\(i)"]], level: .public,
-                                                    trust: .signed, source: "file", seen: 1, cardTimestamp: 1))
+                                                    trust: .signed, source: .file, seen: 1, cardTimestamp: 1))
                     }
                 }
             }
@@ -191,7 +191,7 @@ import MeishiCard
         let store = try ContactStore(path: path)
         #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import", "v3-common-friends", "v3-messages", "v4-common-friends-found", "v4-message-sender-key",
-                    "v5-import-merges", "v5-card-history", "v7-import-uid"])
+                    "v5-import-merges", "v5-card-history", "v6-meetings", "v7-notes-and-tags", "v8-card-pushes", "v9-import-uid"])
         var ken = contact("did:key:z6MkKen", name: "Ken", email: "ken@example.org")
         ken.unsignedFields = [.phone: ["+81 3 0000 1111"]]
         ken.vcard = #"{"decorations":{},"properties":["BDAY:1990-01-31"]}"#

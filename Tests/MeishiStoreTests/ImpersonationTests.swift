@@ -14,7 +14,7 @@ import MeishiText
     func contact(_ did: String, name: String, email: String? = nil) -> Contact {
         var fields: [FieldName: [String]] = [.name: [name]]
         if let email { fields[.email] = [email] }
-        return Contact(did: did, fields: fields, level: .public, trust: .signed, source: "file", seen: 100, cardTimestamp: 100)
+        return Contact(did: did, fields: fields, level: .public, trust: .signed, source: .file, seen: 100, cardTimestamp: 100)
     }
 
     @Test func lookAlikeNamesAreFlagged() throws {

@@ -17,11 +17,11 @@ import MeishiCard
         if !email.isEmpty { fields[.email] = email }
         if !phone.isEmpty { fields[.phone] = phone }
         let k = key ?? "unsigned:" + ([name ?? ""] + email + phone).joined(separator: "|")
-        return UnsignedCard(ImportedContact(fields: fields, format: "vCard 3.0"), key: k)
+        return UnsignedCard(ImportedContact(fields: fields, format: .vcard(version: "3.0")), key: k)
     }
 
     func importing(_ store: ContactStore, _ cards: [UnsignedCard], merge: Bool = true, dryRun: Bool = false) throws -> [ImportOutcome] {
-        try store.importUnsigned(cards, merge: merge, source: "vcard", seen: 1_000, dryRun: dryRun)
+        try store.importUnsigned(cards, merge: merge, source: .vcard, seen: 1_000, dryRun: dryRun)
     }
 
     /// The family file: Alice and Bob Smith share the home phone. Bob stays Bob, and the import
@@ -103,9 +103,9 @@ import MeishiCard
     @Test func splitTellsNeverMergedFromUnrecorded() throws {
         let store = try ContactStore(path: path)
         _ = try importing(store, [card("Bob Smith", email: ["bob@smith.example"]), card("Vee Old", email: ["vee@old.example"])])
-        _ = try store.store(Contact(did: "did:key:z6MkKen", fields: [.name: ["Ken"]], level: .public, trust: .met, source: "exchange",
+        _ = try store.store(Contact(did: "did:key:z6MkKen", fields: [.name: ["Ken"]], level: .public, trust: .met, source: .exchange,
                                     seen: 500, cardTimestamp: 400, payload: Data("k".utf8)))
-        _ = try store.store(Contact(did: "did:key:z6MkMei", fields: [.name: ["Mei"]], level: .public, trust: .met, source: "exchange",
+        _ = try store.store(Contact(did: "did:key:z6MkMei", fields: [.name: ["Mei"]], level: .public, trust: .met, source: .exchange,
                                     seen: 500, cardTimestamp: 400, payload: Data("m".utf8)))
         try store.write { db in
             try db.execute(sql: "UPDATE contact SET lastSeen = lastSeen + 100 WHERE name = 'Vee Old'")
@@ -137,7 +137,7 @@ import MeishiCard
     }
 
     func signed(_ fields: [FieldName: [String]], ts: Int64, level: DisclosureLevel = .professional, payload: String) -> Contact {
-        Contact(did: "did:key:z6MkMei", fields: fields, level: level, trust: .met, source: "exchange", seen: ts + 5, cardTimestamp: ts,
+        Contact(did: "did:key:z6MkMei", fields: fields, level: level, trust: .met, source: .exchange, seen: ts + 5, cardTimestamp: ts,
                 payload: Data(payload.utf8))
     }
 
@@ -159,7 +159,7 @@ import MeishiCard
         #expect(back.earlierFields == [.email: ["mei@example.org"], .phone: ["+81 90 1234 5678", "+81 3 1234 5678"]])
         let history = try store.history(of: back.id!)
         #expect(history.map(\.payload) == [Data("card-2".utf8), Data("card-1".utf8)])
-        #expect(history.map(\.source) == ["exchange", "exchange"] && history.map(\.received) == [205, 105])
+        #expect(history.map(\.source) == [.exchange, .exchange] && history.map(\.received) == [205, 105])
         let earlier = try store.earlierValues(of: back)
         #expect(earlier.count == 1 && earlier[0].card.cardTimestamp == 100 && earlier[0].fields == back.earlierFields)
         // The old card again (a QR photo of it): unchanged, not kept twice.
@@ -199,18 +199,18 @@ import MeishiCard
         let store = try ContactStore(path: path)
         #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import", "v3-common-friends", "v3-messages", "v4-common-friends-found",
-                    "v4-message-sender-key", "v5-import-merges", "v5-card-history", "v7-import-uid"])
+                    "v4-message-sender-key", "v5-import-merges", "v5-card-history", "v6-meetings", "v7-notes-and-tags", "v8-card-pushes", "v9-import-uid"])
         let ken = try store.resolve("Ken")
         let history = try store.history(of: ken.id!)
         #expect(history.count == 1)
         #expect(history.first?.payload == Data("{}".utf8) && history.first?.received == 20 && history.first?.fields == ken.fields)
         #expect(try store.history(of: try store.resolve("Vee").id!).isEmpty)
-        // v7-import-uid: an unsigned contact keeps the UID its exports carried, and its card
+        // v9-import-uid: an unsigned contact keeps the UID its exports carried, and its card
         // imported again (found under the key it was stored under then) is unchanged.
         let vee = try store.resolve("Vee")
         #expect(vee.uid == Contact.uuidURN("unsigned:abc") && vee.exportUID == vee.uid)
-        let again = try store.importUnsigned([UnsignedCard(ImportedContact(fields: [.name: ["Vee"]], format: "vCard 3.0"), key: "unsigned:card:new",
-                                                           formerKey: "unsigned:abc")], merge: false, source: "vcard", seen: 30, dryRun: false)
+        let again = try store.importUnsigned([UnsignedCard(ImportedContact(fields: [.name: ["Vee"]], format: .vcard(version: "3.0")), key: "unsigned:card:new",
+                                                           formerKey: "unsigned:abc")], merge: false, source: .vcard, seen: 30, dryRun: false)
         #expect(again == [.unchanged(vee)])
     }
 }

@@ -28,6 +28,12 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
     /// Inside an exchange: nobody compared the code on the receiving side (`--yes` without a
     /// code), so the sender is not known to be who the card says.
     case notAuthenticated = 9
+    /// A pushed card (`card push`) is another DID's than the contact the handshake authenticated.
+    case otherDID = 10
+    /// A pushed card is not newer than the card the receiver holds (older, the same, or replayed).
+    case notNewer = 11
+    /// A pushed card does not verify (signature, shape, time).
+    case invalidCard = 12
 
     public var description: String {
         switch self {
@@ -40,8 +46,18 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
         case .malformed: "malformed message"
         case .storeFailed: "the recipient could not store it"
         case .notAuthenticated: "the exchange was not authenticated there (--yes without a code)"
+        case .otherDID: "the card is another person's"
+        case .notNewer: "not newer than the card held there"
+        case .invalidCard: "the card did not verify"
         }
     }
+}
+
+/// What a receiver made of a pushed card (`meishi card push`).
+public enum CardPushVerdict: Equatable, Sendable {
+    /// Stored as the contact's newer card; the card's signed timestamp.
+    case stored(timestamp: Int64)
+    case refused(MessageRefusal)
 }
 
 /// What a receiver made of a message.
@@ -83,6 +99,9 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
 ///     → 0x52 sealed: transport message { 0x60 envelope }
 ///     ← 0x52 sealed: transport message { 0x61 ack: id (16) ‖ 0 stored / 1 seen before } or { 0x62 refusal: reason }
 ///
+/// or, for `card push`, { 0x64 card: a signed card (§2) } answered by { 0x65 card ack: its
+/// timestamp (u64 BE) } or { 0x62 refusal: reason }.
+///
 /// Inner types 0x60–0x6F are reserved for messages, also inside the exchange's sealed frames.
 public enum MessageFrame {
     public static let hello: UInt8 = 0x50
@@ -94,6 +113,9 @@ public enum MessageFrame {
     public static let refusal: UInt8 = 0x62
     /// Inside an exchange only: this side has no message to send (keeps the phase symmetric).
     public static let none: UInt8 = 0x63
+    /// `card push`: a signed card (sender → listener), and the listener's "stored" (its timestamp).
+    public static let card: UInt8 = 0x64
+    public static let cardAck: UInt8 = 0x65
     public static let innerTypes: ClosedRange<UInt8> = 0x60...0x6F
 
     /// The Noise prologue: binds the version and the pair's tag into the handshake.
@@ -108,14 +130,19 @@ public struct MessageReceiver: Sendable {
     public var table: PairTagTable
     /// Checks and stores an envelope from the contact the handshake authenticated (`sender`: its DID).
     public var accept: @Sendable (_ envelope: [UInt8], _ sender: String) -> MessageVerdict
+    /// Checks and stores a pushed card from the contact the handshake authenticated; nil: pushed
+    /// cards are refused as unexpected frames.
+    public var acceptCard: (@Sendable (_ card: [UInt8], _ sender: String) -> CardPushVerdict)?
     public var clock: @Sendable () -> Int64
     public var log: @Sendable (String) -> Void
 
     public init(staticKey: X25519.SecretKey, table: PairTagTable, accept: @escaping @Sendable ([UInt8], String) -> MessageVerdict,
+                acceptCard: (@Sendable ([UInt8], String) -> CardPushVerdict)? = nil,
                 clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
         self.staticKey = staticKey
         self.table = table
         self.accept = accept
+        self.acceptCard = acceptCard
         self.clock = clock
         self.log = log
     }
@@ -330,6 +357,16 @@ public enum MessageTransport {
                 do { inner = try receiving.open(Array(sealed.dropFirst())) } catch {
                     return refuse(MessageRefusal.authenticationFailed.description)
                 }
+                if inner.first == MessageFrame.card, let acceptCard = receiver.acceptCard {
+                    let answer: [UInt8]
+                    switch acceptCard(Array(inner.dropFirst()), entry.owner) {
+                    case .stored(let timestamp): answer = [MessageFrame.cardAck] + bigEndian(timestamp)
+                    case .refused(let reason):
+                        refuse("a card: " + reason.description)
+                        answer = [MessageFrame.refusal, reason.rawValue]
+                    }
+                    return try await send([MessageFrame.sealed] + sender.seal(answer))
+                }
                 guard inner.first == MessageFrame.envelope else { return refuse("unexpected frame") }
                 let envelope = Array(inner.dropFirst())
                 let verdict = receiver.accept(envelope, entry.owner)
@@ -355,6 +392,36 @@ public enum MessageTransport {
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
                             log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (MessageVerdict, String) {
         let deadline = ExchangeTransport.now() + seconds
+        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
+        let verdict = try await deliver(envelope, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
+                                        deadline: deadline)
+        return (verdict, label)
+    }
+
+    /// Pushes a signed card (`card push`, its bytes as signed) to `destination` as `send` delivers
+    /// a message: the same probe, handshake and connection, the card in place of the envelope.
+    public static func push(card: [UInt8], to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
+                            clock: @escaping @Sendable () -> Int64, seconds: Double,
+                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (CardPushVerdict, String) {
+        let deadline = ExchangeTransport.now() + seconds
+        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
+        let answer = try await converse([MessageFrame.card] + card, to: address, label: label, keys: keys, staticKey: staticKey,
+                                        unixTime: clock(), deadline: deadline)
+        switch answer.first {
+        case MessageFrame.cardAck? where answer.count == 9:
+            return (.stored(timestamp: Int64(bitPattern: answer.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })), label)
+        case MessageFrame.refusal? where answer.count == 2:
+            guard let reason = MessageRefusal(rawValue: answer[1]) else { throw .handshakeFailed("a malformed acknowledgement") }
+            return (.refused(reason), label)
+        default:
+            throw .handshakeFailed("a malformed acknowledgement")
+        }
+    }
+
+    /// The address of `destination` and its label as people read it: resolved, or found by the
+    /// pair's probe before `deadline`.
+    static func locate(_ destination: Destination, keys: PairKeys, clock: @escaping @Sendable () -> Int64, deadline: Double,
+                       log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (SocketAddress, String) {
         let address: SocketAddress
         let label: String
         switch destination {
@@ -368,9 +435,7 @@ public enum MessageTransport {
             address = found
             label = "\(ExchangeTransport.plainAddress(found.ipAddress ?? "?")):\(found.port ?? 0)"
         }
-        let verdict = try await deliver(envelope, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
-                                        deadline: deadline)
-        return (verdict, label)
+        return (address, label)
     }
 
     /// Delivers `envelope` to the listener at `address`: a Noise KK handshake with the contact's
@@ -381,6 +446,18 @@ public enum MessageTransport {
     static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: String, keys: PairKeys,
                                staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
                                refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> MessageVerdict {
+        let inner = try await converse([MessageFrame.envelope] + envelope.encoded, to: address, label: label, keys: keys,
+                                       staticKey: staticKey, unixTime: unixTime, deadline: deadline, refusedGrace: refusedGrace)
+        guard let verdict = MessageAnswer(decoding: inner)?.verdict(for: envelope.id) else {
+            throw MessageDeliveryFailure.handshakeFailed("a malformed acknowledgement")
+        }
+        return verdict
+    }
+
+    /// One delivery connection: the handshake, `inner` sealed, and the listener's sealed answer, opened.
+    static func converse(_ inner: [UInt8], to address: SocketAddress, label: String, keys: PairKeys,
+                         staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
+                         refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> [UInt8] {
         let connection: Connection
         switch await ExchangeTransport.connect(to: address, until: deadline - 0.05, attemptTimeout: { .milliseconds(Int64(max(0.05, $0) * 1000)) },
                                                refusedGrace: refusedGrace, pause: .milliseconds(20)) {
@@ -410,15 +487,12 @@ public enum MessageTransport {
                     throw MessageDeliveryFailure.handshakeFailed("the handshake did not verify")
                 }
                 let (sending, receiving) = noise.split()
-                try await send([MessageFrame.sealed] + sending.seal([MessageFrame.envelope] + envelope.encoded))
+                try await send([MessageFrame.sealed] + sending.seal(inner))
                 guard let sealed = try await frames.next(), sealed.first == MessageFrame.sealed,
-                      let inner = try? receiving.open(Array(sealed.dropFirst())) else {
-                    throw MessageDeliveryFailure.notDelivered("\(label) did not acknowledge the message")
+                      let answer = try? receiving.open(Array(sealed.dropFirst())) else {
+                    throw MessageDeliveryFailure.notDelivered("\(label) did not acknowledge \(inner.first == MessageFrame.card ? "the card" : "the message")")
                 }
-                guard let verdict = MessageAnswer(decoding: inner)?.verdict(for: envelope.id) else {
-                    throw MessageDeliveryFailure.handshakeFailed("a malformed acknowledgement")
-                }
-                return verdict
+                return answer
             }
         } catch let e as MessageDeliveryFailure {
             throw e
@@ -427,4 +501,9 @@ public enum MessageTransport {
             throw .notDelivered("connection to \(label) lost (\(error))")
         }
     }
+}
+
+/// `n` as 8 bytes, big-endian.
+func bigEndian(_ n: Int64) -> [UInt8] {
+    (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: n) >> (56 - 8 * UInt64($0))) }
 }

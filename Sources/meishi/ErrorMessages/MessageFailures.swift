@@ -60,3 +60,10 @@ extension MeishiFailure {
         }
     }
 }
+
+/// Living cards (issue 26): `card push`.
+extension MeishiFailure {
+    static let nobodyToPushTo = MeishiFailure("no contact holds a card of yours to update",
+                                              hint: "name contacts ('meishi card push ken'), or swap cards with 'meishi exchange' first",
+                                              status: .usage)
+}

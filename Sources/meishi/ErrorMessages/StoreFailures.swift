@@ -34,3 +34,21 @@ extension MeishiFailure {
 
     static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
 }
+
+/// Living cards (issue 26): meetings' events and my own words about a contact.
+extension MeishiFailure {
+    /// An event name that cannot be recorded (`--event`, MEISHI_EVENT).
+    static func badEvent(_ source: String) -> String {
+        "\(source) must be 1 to \(Meeting.maximumEventBytes) bytes of text on one line"
+    }
+
+    static let emptyOwnNote = "the note is empty: to remove it, use --delete"
+    static let tooManyTags = "a contact holds at most \(PrivateNotes.maximumTags) tags; nothing was added"
+    static let ownNotesUnchanged = "your note and tags are unchanged"
+    static let ownNotesEditCancelled = MeishiFailure("contacts edit cancelled: the file was empty; \(ownNotesUnchanged)", status: .failure)
+
+    /// A mistake left as it was after the editor reopened with it.
+    static func ownNotesNotSaved(_ message: String) -> MeishiFailure {
+        MeishiFailure("note and tags not saved: \(message)", hint: "run 'meishi contacts edit' again and fix that line", status: .dataError)
+    }
+}

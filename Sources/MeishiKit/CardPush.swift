@@ -1,0 +1,122 @@
+import Foundation
+import MeishiCard
+import MeishiCrypto
+import MeishiProximity
+import MeishiStore
+
+/// `meishi card push`: my current signed card to contacts running `listen`, over the notes
+/// channel (docs/PROTOCOL.md §9.7); and what `listen` does with a pushed card.
+public enum CardPushService {
+    /// One contact to push to, at a level.
+    public struct Target: Sendable {
+        public let contact: Contact
+        public let level: DisclosureLevel
+    }
+
+    /// What one push came to.
+    public enum Outcome: Equatable, Sendable {
+        /// Stored there as the newer card.
+        case delivered(address: String)
+        /// The listener refused it (it holds this card or a newer one, …).
+        case refused(MessageRefusal, address: String)
+        /// Nobody answered for the contact in time, or the connection failed.
+        case notReachable(String)
+    }
+
+    public struct Result: Sendable {
+        public let target: Target
+        public let outcome: Outcome
+    }
+
+    /// The contacts `refs` name (default: every contact holding a card of mine, `pushTargets`),
+    /// each with the level it is pushed at: `level`, else the level it last received, else
+    /// `fallback`. A contact that cannot be pushed to (unsigned, without a key) is refused.
+    public static func targets(_ refs: [String], level: DisclosureLevel?, fallback: DisclosureLevel,
+                               store: ContactStore) throws(MeishiError) -> [Target] {
+        var contacts: [Contact] = []
+        if refs.isEmpty {
+            do { contacts = try store.pushTargets() } catch { throw .store(error) }
+        } else {
+            for ref in refs {
+                let c: Contact
+                do { c = try store.resolve(ref) } catch { throw .store(error) }
+                _ = try MessageService.messageKey(of: c)
+                if !contacts.contains(where: { $0.id == c.id }) { contacts.append(c) }
+            }
+        }
+        var targets: [Target] = []
+        for c in contacts {
+            let last: DisclosureLevel?
+            do { last = try store.lastGivenLevel(to: c.id!) } catch { throw .store(error) }
+            targets.append(Target(contact: c, level: level ?? last ?? fallback))
+        }
+        return targets
+    }
+
+    /// Pushes my card, signed at each target's level, to every target at once (each found by its
+    /// pair's probe, or at `peer`); records each delivered push.
+    public static func push(_ card: Card, to targets: [Target], identity: Identity, store: ContactStore, peer: (host: String, port: Int)?,
+                            timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
+                            log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> [Result] {
+        // Signed once per level, before the network: a card that cannot be shared fails first.
+        var signed: [DisclosureLevel: [UInt8]] = [:]
+        let now = clock()
+        for level in Set(targets.map(\.level)) {
+            signed[level] = try CardService.sign(card, level: level, only: nil, identity: identity, now: now).bytes
+        }
+        let payloads = signed
+        let results = await withTaskGroup(of: (Int, Outcome).self) { group in
+            for (i, target) in targets.enumerated() {
+                group.addTask {
+                    let outcome: Outcome
+                    do {
+                        let keys = try PairKeys(mine: identity.boxKey, theirs: target.contact.pubKey!, sending: true)
+                        let (verdict, address) = try await MessageTransport.push(
+                            card: payloads[target.level]!, to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
+                            keys: keys, staticKey: identity.boxKey, clock: clock, seconds: timeoutSeconds, log: log)
+                        switch verdict {
+                        case .stored: outcome = .delivered(address: address)
+                        case .refused(let r): outcome = .refused(r, address: address)
+                        }
+                    } catch let e as MessageDeliveryFailure {
+                        outcome = .notReachable(e.description)
+                    } catch {
+                        outcome = .notReachable("\(error)")
+                    }
+                    return (i, outcome)
+                }
+            }
+            var out = [Outcome?](repeating: nil, count: targets.count)
+            for await (i, o) in group { out[i] = o }
+            return out.map { $0! }
+        }
+        var out: [Result] = []
+        for (target, outcome) in zip(targets, results) {
+            if case .delivered = outcome {
+                do { try store.record(CardPush(contactID: target.contact.id!, at: now, level: target.level, cardTimestamp: now)) } catch {
+                    throw .store(error)
+                }
+            }
+            out.append(Result(target: target, outcome: outcome))
+        }
+        return out
+    }
+
+    /// Checks and stores a card pushed by `senderDID` (the contact the handshake authenticated):
+    /// it must verify like any card, be that contact's (not another DID's), and be newer than the
+    /// card held; it is then stored (the earlier one stays in the history). The store outcome
+    /// comes back with the verdict so `listen` can say what changed.
+    public static func accept(_ bytes: [UInt8], from senderDID: String, store: ContactStore, now: Int64,
+                              verifier: CardVerifier) -> (CardPushVerdict, StoreOutcome?) {
+        guard bytes.count <= ProximityPayload.maximumEncodedSize else { return (.refused(.oversized), nil) }
+        guard let card = try? verifier.verify(bytes) else { return (.refused(.invalidCard), nil) }
+        guard card.payload.senderDID == senderDID else { return (.refused(.otherDID), nil) }
+        guard let held = try? store.contact(did: senderDID) else { return (.refused(.unknownSender), nil) }
+        guard held.trust != .unsigned else { return (.refused(.unsignedSender), nil) }
+        guard card.payload.timestamp > held.cardTimestamp else { return (.refused(.notNewer), nil) }
+        // The trust stays what it was (`store` keeps the higher): a push proves the key, not a meeting.
+        let incoming = Contact(card: card, trust: .signed, source: .push, seen: now)
+        guard let outcome = try? store.store(incoming) else { return (.refused(.storeFailed), nil) }
+        return (.stored(timestamp: card.payload.timestamp), outcome)
+    }
+}
