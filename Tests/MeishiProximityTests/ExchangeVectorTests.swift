@@ -168,12 +168,16 @@ import MeishiCrypto
     }
 
     /// The file is what the independent script prints (it needs Python 3 with `cryptography` and libsodium).
-    static var python: String? {
+    static var python: String? { python(importing: nil) }
+
+    /// A Python 3 with `cryptography`, libsodium and the module `extra`, if one is here.
+    static func python(importing extra: String?) -> String? {
         let venv = Fixtures.root.appendingPathComponent(".venv/bin/python").path
         for candidate in [venv, "/usr/bin/python3"] where FileManager.default.isExecutableFile(atPath: candidate) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: candidate)
-            p.arguments = ["-c", "import cryptography.hazmat.primitives.ciphers.aead, ctypes.util; assert ctypes.util.find_library('sodium')"]
+            p.arguments = ["-c", "import cryptography.hazmat.primitives.ciphers.aead, ctypes.util; assert ctypes.util.find_library('sodium')"
+                           + (extra.map { "; import \($0)" } ?? "")]
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             guard (try? p.run()) != nil else { continue }
@@ -189,9 +193,9 @@ import MeishiCrypto
     }
 
     /// Runs `script --check FIXTURE` with `python` and expects exit 0 (the file is what it prints).
-    static func expectScript(_ script: String, prints fixture: String) throws {
+    static func expectScript(_ script: String, prints fixture: String, importing extra: String? = nil) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: python!)
+        p.executableURL = URL(fileURLWithPath: python(importing: extra)!)
         p.arguments = [Fixtures.root.appendingPathComponent(script).path, "--check", Fixtures.url(fixture).path]
         let err = Pipe()
         p.standardError = err
