@@ -4,7 +4,7 @@
 Four attacks, one per subcommand, each printing one line of what it did:
   idle      K idle TCP connections to a listener (from --sources addresses in turn), held open
             for --seconds: they send nothing.
-  hellos    N connections that each send one well-formed PAKE HELLO (4 + 18 bytes: what a
+  hellos    N connections (from --sources in turn) that each send one well-formed PAKE HELLO (4 + 18 bytes: what a
             `--code` dialer sends first), wait for the listener's REPLY, and hang up.
   alias     listens to the announcement group and, once it hears a peer with an alias, announces
             a forged peer (a new session id, no TCP listener behind it) carrying that alias,
@@ -69,9 +69,10 @@ def idle(args):
 def hellos(args):
     started = time.time()
     sent = replies = 0
-    for _ in range(args.count):
+    sources = args.sources.split(",") if args.sources else [None]
+    for n in range(args.count):
         try:
-            s = connect(args.host, args.port, None)
+            s = connect(args.host, args.port, sources[n % len(sources)])
             body = bytes([PAKE_HELLO, VERSION]) + os.urandom(16)
             frame = struct.pack(">I", len(body)) + body
             s.sendall(frame)
@@ -146,6 +147,7 @@ def main():
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--count", type=int, default=3)
+    p.add_argument("--sources", help="comma-separated source addresses, used in turn")
     p = sub.add_parser("alias")
     p.add_argument("--interface-address", required=True)
     p.add_argument("--seconds", type=float, default=20)

@@ -98,12 +98,18 @@ extension ExchangeTransport {
                 func handle(_ frame: [UInt8]) async throws -> ExchangeSession.Event? {
                     firstFrameArrived()
                     let revealedBefore = session.codeRevealed
-                    let step = try session.receive(frame)
-                    if !revealedBefore, session.codeRevealed, let budget {
-                        // What we are about to send lets the peer compute (or test) the code.
+                    func takeTry() throws {
+                        // What we are about to send (a MISMATCH too) lets the peer compute or test the code.
+                        guard !revealedBefore, session.codeRevealed, let budget else { return }
                         guard budget.reserve() else { throw ExchangeFailure.tooManyGuesses(budget.spent) }
                         holdsTry.withLockedValue { $0 = true }
                     }
+                    let step: (send: [[UInt8]], event: ExchangeSession.Event?)
+                    do { step = try session.receive(frame) } catch {
+                        try takeTry()
+                        throw error
+                    }
+                    try takeTry()
                     try await send(step.send)
                     return step.event
                 }

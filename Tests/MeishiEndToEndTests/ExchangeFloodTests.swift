@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 22, "also measured": a stranger on the LAN against an honest exchange, with the attacks
+/// of tools/exchange-attacks.py (scripts/attack-figures.sh times them). The tests assert outcomes.
+@Suite struct ExchangeFloodTests {
+    /// Runs `tools/exchange-attacks.py ARGS` (in namespace `ns` when given) and returns the process
+    /// with its standard output, once the attack has said its first line when `waitForLine`.
+    static func attack(_ arguments: [String], in ns: String? = nil, waitForLine: Bool = false) throws -> (Process, Pipe, String) {
+        let p = Process()
+        let tool = Fixtures.root.appendingPathComponent("tools/exchange-attacks.py").path
+        if let ns {
+            p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            p.arguments = ["netns", "exec", ns, "/usr/bin/python3", tool] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            p.arguments = [tool] + arguments
+        }
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var first = ""
+        while waitForLine, !first.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            first += String(decoding: chunk, as: UTF8.self)
+        }
+        return (p, out, first)
+    }
+
+    /// The rest of what an attack printed, once it ended.
+    static func finish(_ attack: (Process, Pipe, String)) -> String {
+        let rest = String(decoding: attack.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        attack.0.waitUntilExit()
+        return attack.2 + rest
+    }
+
+    /// Idle connections were served one at a time, each given 2 s for its first frame: 8 of them
+    /// outlasted the honest dialer's 15 s handshake limit (4 / 7 delayed it to 8.5 s / 14 s), 16 and
+    /// 64 too. First frames are now read concurrently, at most 4 connections per address and 32 in
+    /// all, the oldest idle one cut to make room: with 64 idle connections from 16 addresses open,
+    /// the honest dialer pairs.
+    @Test func theHonestPairMeetsWithSixtyFourIdleConnectionsOpen() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-secret-words", "--json", "--timeout", "60"])
+        let sources = (10..<26).map { "127.0.0.\($0)" }.joined(separator: ",")
+        let idle = try Self.attack(["idle", "--port", "\(port)", "--count", "64", "--sources", sources, "--seconds", "30"], waitForLine: true)
+        defer { if idle.0.isRunning { idle.0.terminate() } }
+        #expect(idle.2.hasPrefix("holding 64 idle connections"), "\(idle.2)")
+        let honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-secret-words", "--json", "--timeout", "30"])
+        let (status, result, log) = HostilePeerTests.finish(listener, out, err)
+        #expect(honest.status == 0, "\(honest.stderr)\n\(log)")
+        #expect(status == 0 && (result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato", "\(log)")
+        #expect(!log.contains("tries used"), "idle connections cost tries:\n\(log)")
+        #expect(log.components(separatedBy: "\n").count < 40, "the cut connections were not summarised:\n\(log)")
+    }
+
+    /// Three connections that each sent a PAKE HELLO (22 bytes) and hung up after the REPLY spent
+    /// the three tries of a `--code` listener: exit 76 in 7-11 ms. The REPLY lets a peer test no
+    /// code, so a try is now taken only when the listener checks a peer's PAKE FINISH: after 30
+    /// such connections (from 10 addresses) the budget is untouched and the honest dialer pairs.
+    @Test func helloAndHangUpLeavesTheBudgetAtThree() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-secret-words", "--json", "--timeout", "60"])
+        // From 10 addresses: one address failing 5 times in 10 minutes is ignored (`PeerGuard`).
+        let sources = (10..<20).map { "127.0.0.\($0)" }.joined(separator: ",")
+        let hellos = Self.finish(try Self.attack(["hellos", "--port", "\(port)", "--count", "30", "--sources", sources]))
+        #expect(hellos.contains("30 replies"), "\(hellos)")
+        let honest = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-secret-words", "--json", "--timeout", "30"])
+        let (status, result, log) = HostilePeerTests.finish(listener, out, err)
+        #expect(honest.status == 0, "\(honest.stderr)\n\(log)")
+        #expect(listener.terminationReason == .exit && status == 0, "listener exit \(status):\n\(log)")
+        #expect((result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato", "\(log)")
+        #expect(!log.contains("tries used"), "HELLOs without a guess cost tries:\n\(log)")
+    }
+}
