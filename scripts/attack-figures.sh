@@ -77,7 +77,7 @@ alias_attack() {  # a forged announcement with the honest alias; both honest sid
   lock_namespaces
   "$root/scripts/netns.sh" down mfg 3 >/dev/null 2>&1; "$root/scripts/netns.sh" up mfg 3
   rm -rf "$work/mei" "$work/ken"; person "$work/mei" "Mei Tanaka" mei@example.org; person "$work/ken" "Ken Sato" ken@example.org
-  ns mfg3 $tool alias --interface-address 10.147.0.3 --seconds 20 >"$work/a.out" &
+  ip netns exec mfg3 $tool alias --interface-address 10.147.0.3 --seconds 20 >"$work/a.out" &
   apid=$!
   sleep 0.5
   t=$(now)
@@ -92,13 +92,14 @@ alias_attack() {  # a forged announcement with the honest alias; both honest sid
   echo "alias: Mei exit $ms, Ken exit $k, ${took} s ($(tail -1 "$work/k.err"))"
 }
 
-sessions() {  # 64 forged session ids with the code's number from 16 addresses, a --code pair
+sessions() {  # sessions IDS ADDRESSES: forged session ids with the code's number, a --code pair
+  ids=$1 addresses=$2
   lock_namespaces
   "$root/scripts/netns.sh" down mfg 3 >/dev/null 2>&1; "$root/scripts/netns.sh" up mfg 3
   srcs=""
-  for i in $(seq 100 115); do ip -n mfg3 addr add "10.147.0.$i/24" dev mfgh3; srcs="$srcs,10.147.0.$i"; done
+  for i in $(seq 100 $((100 + addresses - 1))); do ip -n mfg3 addr add "10.147.0.$i/24" dev mfgh3; srcs="$srcs,10.147.0.$i"; done
   rm -rf "$work/mei" "$work/ken"; person "$work/mei" "Mei Tanaka" mei@example.org; person "$work/ken" "Ken Sato" ken@example.org
-  ns mfg3 $tool sessions --sources "${srcs#,}" --ids 64 --nameplate 42 --seconds 40 >"$work/a.out" &
+  ip netns exec mfg3 $tool sessions --sources "${srcs#,}" --ids "$ids" --nameplate 42 --seconds 40 >"$work/a.out" &
   apid=$!
   sleep 1
   t=$(now)
@@ -108,7 +109,7 @@ sessions() {  # 64 forged session ids with the code's number from 16 addresses, 
   k=$?
   wait $m; ms=$?
   took=$(since "$t")
-  wait $apid
+  kill $apid 2>/dev/null; wait $apid
   echo "sessions: $(cat "$work/a.out"); Mei exit $ms, Ken exit $k, ${took} s ($(tail -1 "$work/k.err"))"
 }
 
@@ -117,7 +118,7 @@ for a in $attacks; do
     idle) for k in 4 7 8 16 64; do idle "$k"; done ;;
     hellos) hellos ;;
     alias) alias_attack ;;
-    sessions) sessions ;;
+    sessions) sessions 64 16; sessions 256 64; sessions 512 128 ;;
     *) echo "unknown attack $a" >&2; exit 64 ;;
   esac
 done

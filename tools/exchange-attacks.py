@@ -16,12 +16,16 @@ See docs/PROTOCOL.md sections 5.4-5.6 for the wire formats. Standard library onl
 """
 import argparse
 import os
+import signal
 import socket
 import struct
 import time
 
 GROUP, PORT = "239.255.77.23", 47824
 PAKE_HELLO, VERSION = 0x04, 1
+stopped = []  # SIGTERM ends an attack early; it still says what it did
+signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])  # a parent may start us with it blocked
 
 
 def announcement(session_id, port, nameplate=None, alias=None):
@@ -96,7 +100,7 @@ def alias(args):
     tx = sender(args.interface_address)
     end = time.time() + args.seconds
     forged, copied, sent, last = None, None, 0, 0.0
-    while time.time() < end:
+    while time.time() < end and not stopped:
         try:
             data, (host, _) = rx.recvfrom(2048)
             if forged is None and host != args.interface_address and len(data) >= 24 and data[:4] == b"MSHD" and data[23] & 2:
@@ -122,7 +126,7 @@ def sessions(args):
     ids = [(txs[n % len(txs)], announcement(os.urandom(16), 47000 + n, args.nameplate)) for n in range(args.ids)]
     end = time.time() + args.seconds
     sent = 0
-    while time.time() < end:
+    while time.time() < end and not stopped:
         round_start = time.time()
         try:
             for tx, datagram in ids:

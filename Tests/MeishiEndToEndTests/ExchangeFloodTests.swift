@@ -81,3 +81,33 @@ import Glibc
         #expect(!log.contains("tries used"), "HELLOs without a guess cost tries:\n\(log)")
     }
 }
+
+extension ExchangeFloodTests {
+    /// 64 forged session ids carrying the pair's code number, from 16 addresses (4 each), filled
+    /// the peer table (64): the honest peers never heard each other and both ended at --timeout
+    /// (exit 75). The table now holds 256 and a full table gives way to an address holding less,
+    /// and candidates are dialled 8 at once, each address's first one first: with 256 forged ids
+    /// from 64 addresses, the pair meets.
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func forgedSessionIDsFromManyAddressesDoNotKeepACodePairApart() throws {
+        let teardown = try NamespaceExchangeTests.hosts("mfs", 3)
+        defer { teardown() }
+        let sources = (100..<164).map { "10.147.0.\($0)" }
+        for s in sources { _ = try NamespaceExchangeTests.sh(["/usr/sbin/ip", "-n", "mfs3", "addr", "add", "\(s)/24", "dev", "mfsh3"]) }
+        let flood = try Self.attack(["sessions", "--sources", sources.joined(separator: ","), "--ids", "256", "--nameplate", "42",
+                                     "--seconds", "25"], in: "mfs3")
+        defer { if flood.0.isRunning { flood.0.terminate() } }
+        Thread.sleep(forTimeInterval: 1.5)
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let first = try NamespaceExchangeTests.exchange(in: "mfs1", home: mei.home, ["--code", "42-tulip-anchor", "--timeout", "20"])
+        let second = try NamespaceExchangeTests.exchange(in: "mfs2", home: ken.home, ["--code", "42-tulip-anchor", "--timeout", "20"])
+        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
+        flood.0.terminate()
+        let sent = Self.finish(flood)
+        #expect(sent.contains("for 256 session ids from 64 addresses") && !sent.hasPrefix("sent 0 "), "\(sent)")
+        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
+        #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+    }
+}
