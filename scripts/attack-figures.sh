@@ -89,7 +89,7 @@ alias_attack() {  # a forged announcement with the honest alias; both honest sid
   wait $m; ms=$?
   took=$(since "$t")
   kill $apid 2>/dev/null; wait $apid 2>/dev/null
-  echo "alias: Mei exit $ms, Ken exit $k, ${took} s ($(tail -1 "$work/k.err"))"
+  echo "alias: $(cat "$work/a.out"); Mei exit $ms, Ken exit $k, ${took} s ($(tail -1 "$work/k.err"))"; cat "$work/m.err" "$work/k.err" >"${ALIAS_LOG:-/dev/null}"
 }
 
 sessions() {  # sessions IDS ADDRESSES: forged session ids with the code's number, a --code pair

@@ -111,3 +111,31 @@ extension ExchangeFloodTests {
         #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
     }
 }
+
+extension ExchangeFloodTests {
+    /// One forged announcement carrying the honest peer's alias made discovery without a code
+    /// ambiguous: both honest sides exited 69 within 1.4 s. Peers heard together are now first
+    /// checked for a listener at their announced port, and the forged one (nothing listens
+    /// behind it) is dropped with a line saying so: the pair exchanges.
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func aForgedAnnouncementWithTheHonestAliasIsDropped() throws {
+        let teardown = try NamespaceExchangeTests.hosts("mfa", 3)
+        defer { teardown() }
+        let forger = try Self.attack(["alias", "--interface-address", "10.147.0.3", "--seconds", "25"], in: "mfa3")
+        defer { if forger.0.isRunning { forger.0.terminate() } }
+        Thread.sleep(forTimeInterval: 0.5)
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let first = try NamespaceExchangeTests.exchange(in: "mfa1", home: mei.home, ["--alias", "Mei", "--timeout", "20"])
+        Thread.sleep(forTimeInterval: 0.2)
+        let second = try NamespaceExchangeTests.exchange(in: "mfa2", home: ken.home, ["--alias", "Ken", "--timeout", "20"])
+        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
+        forger.0.terminate()
+        let forged = Self.finish(forger)
+        #expect(forged.contains("carrying the alias b'Mei'") && !forged.hasPrefix("sent 0 "), "\(forged)")
+        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
+        #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        #expect(b.2.contains("ignoring the peer announced at 10.147.0.3") && b.2.contains("as Mei"), "\(b.2)")
+    }
+}

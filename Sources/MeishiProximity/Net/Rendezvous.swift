@@ -41,8 +41,36 @@ public enum Rendezvous {
         listening(server.port)
         discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
-        let chosen = await discovery.waitForChoice(until: deadline) { peers, now in
-            choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+        // Without a code, peers heard together are first checked for a TCP listener at their
+        // announced port: a forged announcement (an alias copied) is dropped, not a reason to stop.
+        let checked = NIOLockedValueBox<(alive: Set<[UInt8]>, dead: Set<[UInt8]>)>(([], []))
+        var chosen: DiscoveredPeer?
+        while true {
+            let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
+            chosen = await discovery.waitForChoice(until: deadline) { heard, now in
+                let (alive, dead) = checked.withLockedValue { $0 }
+                let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
+                if code == nil, now - start >= window, peers.count > 1 {
+                    let new = peers.filter { !alive.contains($0.announcement.sessionID) }
+                    if !new.isEmpty {
+                        unchecked.withLockedValue { $0 = new }
+                        return new[0]  // ends the wait: check them, then choose again
+                    }
+                }
+                return choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+            }
+            let new = unchecked.withLockedValue { $0 }
+            guard !new.isEmpty else { break }
+            let refused = await unreachable(new)
+            checked.withLockedValue { c in
+                c.dead.formUnion(refused.map(\.announcement.sessionID))
+                c.alive.formUnion(new.map(\.announcement.sessionID).filter { id in !refused.contains { $0.announcement.sessionID == id } })
+            }
+            for peer in refused {
+                participant.log("ignoring the peer announced at \(peer.host) port \(peer.announcement.port)"
+                                + (peer.announcement.alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
+                                + ": nothing accepts a connection there (a forged or stale announcement)")
+            }
         }
         let outcome: Result<ExchangeResult, ExchangeFailure>
         if let several = ambiguous.withLockedValue({ $0 }) {
@@ -128,6 +156,30 @@ public enum Rendezvous {
             return .failure(failures.first { if case .timedOut = $0 { true } else { false } } ?? failures.first ?? .noPeer(withCode: true))
         }
     }
+
+    /// The peers among `peers` at whose announced TCP port nothing accepts a connection within
+    /// `probeWait` (checked at once; a connection that is accepted is closed unused).
+    static func unreachable(_ peers: [DiscoveredPeer]) async -> [DiscoveredPeer] {
+        await withTaskGroup(of: DiscoveredPeer?.self) { probes in
+            for peer in peers {
+                probes.addTask {
+                    let until = ExchangeTransport.now() + probeWait
+                    switch await ExchangeTransport.connect(to: peer.tcpAddress, until: until, attemptTimeout: { _ in .milliseconds(Int64(probeWait * 1000)) },
+                                                           refusedGrace: probeWait / 2, pause: .milliseconds(50)) {
+                    case .success(let connection):
+                        try? await connection.executeThenClose { _, _ in }
+                        return nil
+                    case .failure:
+                        return peer
+                    }
+                }
+            }
+            return await probes.reduce(into: []) { if let p = $1 { $0.append(p) } }
+        }
+    }
+
+    /// How long a peer heard among others has to accept a connection at its announced port.
+    static let probeWait = 1.0
 
     /// Dials at once to this many candidates, each at another address.
     static let parallelDials = 8
