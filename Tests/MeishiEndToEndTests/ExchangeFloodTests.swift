@@ -98,17 +98,25 @@ extension ExchangeFloodTests {
                                      "--seconds", "25"], in: "mfs3")
         defer { if flood.0.isRunning { flood.0.terminate() } }
         Thread.sleep(forTimeInterval: 1.5)
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let first = try NamespaceExchangeTests.exchange(in: "mfs1", home: mei.home, ["--code", "42-tulip-anchor", "--timeout", "20"])
-        let second = try NamespaceExchangeTests.exchange(in: "mfs2", home: ken.home, ["--code", "42-tulip-anchor", "--timeout", "20"])
-        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
+        _ = try Self.honestPair("mfs", mei: ["--code", "42-tulip-anchor"], ken: ["--code", "42-tulip-anchor"])
         flood.0.terminate()
         let sent = Self.finish(flood)
         #expect(sent.contains("for 256 session ids from 64 addresses") && !sent.hasPrefix("sent 0 "), "\(sent)")
+    }
+
+    /// Mei and Ken run `meishi exchange` (discovery) in namespaces PREFIX1 and PREFIX2, Ken 0.2 s
+    /// later; both must end with the other's card. Returns what each logged.
+    static func honestPair(_ prefix: String, mei meiExtra: [String], ken kenExtra: [String]) throws -> (mei: String, ken: String) {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let first = try NamespaceExchangeTests.exchange(in: prefix + "1", home: mei.home, meiExtra + ["--timeout", "20"])
+        Thread.sleep(forTimeInterval: 0.2)
+        let second = try NamespaceExchangeTests.exchange(in: prefix + "2", home: ken.home, kenExtra + ["--timeout", "20"])
+        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
         #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
         #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
         #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        return (a.2, b.2)
     }
 }
 
@@ -124,18 +132,10 @@ extension ExchangeFloodTests {
         let forger = try Self.attack(["alias", "--interface-address", "10.147.0.3", "--seconds", "25"], in: "mfa3")
         defer { if forger.0.isRunning { forger.0.terminate() } }
         Thread.sleep(forTimeInterval: 0.5)
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
-        let first = try NamespaceExchangeTests.exchange(in: "mfa1", home: mei.home, ["--alias", "Mei", "--timeout", "20"])
-        Thread.sleep(forTimeInterval: 0.2)
-        let second = try NamespaceExchangeTests.exchange(in: "mfa2", home: ken.home, ["--alias", "Ken", "--timeout", "20"])
-        let a = NamespaceExchangeTests.result(first), b = NamespaceExchangeTests.result(second)
+        let logs = try Self.honestPair("mfa", mei: ["--alias", "Mei"], ken: ["--alias", "Ken"])
         forger.0.terminate()
         let forged = Self.finish(forger)
         #expect(forged.contains("carrying the alias b'Mei'") && !forged.hasPrefix("sent 0 "), "\(forged)")
-        #expect(a.0 == 0 && b.0 == 0, "\(a.2)\n\(b.2)")
-        #expect((a.1["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
-        #expect((b.1["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
-        #expect(b.2.contains("ignoring the peer announced at 10.147.0.3") && b.2.contains("as Mei"), "\(b.2)")
+        #expect(logs.ken.contains("ignoring the peer announced at 10.147.0.3") && logs.ken.contains("as Mei"), "\(logs.ken)")
     }
 }
