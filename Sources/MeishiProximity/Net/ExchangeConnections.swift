@@ -154,13 +154,13 @@ public enum ExchangeTransport {
                             let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
                             if guardian.isBanned(address, now: now()) {
                                 quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
-                                try? await connection.channel.close()
+                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                                 continue
                             }
                             guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
                                 quietFailures.record("cut a connection from \(why)", now: now())
                             }) else {
-                                try? await connection.channel.close()
+                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                                 continue
                             }
                             open.withLockedValue { $0[slot] = connection.channel }

@@ -74,6 +74,9 @@ public enum Rendezvous {
         }
         let outcome: Result<ExchangeResult, ExchangeFailure>
         if let several = ambiguous.withLockedValue({ $0 }) {
+            // The others heard us too and may still be checking who listens: stay reachable (and
+            // announced) while they do, or they would drop us as gone and pair among themselves.
+            try? await Task.sleep(for: .milliseconds(Int64((window + probeWait) * 1000)))
             outcome = .failure(.ambiguous(several))
         } else if let chosen {
             if let code {
