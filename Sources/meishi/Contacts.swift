@@ -16,6 +16,6 @@ struct Contacts: AsyncParsableCommand {
               meishi contacts list
               meishi contacts show ken
             """,
-        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
+        subcommands: [ContactsAdd.self, ContactsList.self, ContactsSearch.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
                       ContactsImport.self, ContactsExport.self, ContactsShare.self])
 }
