@@ -40,7 +40,8 @@ struct Exchange: MeishiCommand {
 
     @Option(help: ArgumentHelp("Authenticate with a code both people type, N-word-word (alone: make one up and print it).",
                                discussion: "Only N crosses the network, as a hint for whom to try; the words are the password of a PAKE.",
-                               valueName: "code"))
+                               valueName: "code"),
+            completion: .custom(CodeCompletion.words))
     var code: String?
 
     /// The value `--code` gets when typed alone (see `expandingBareCode`).
@@ -58,10 +59,11 @@ struct Exchange: MeishiCommand {
         return out
     }
 
-    /// The code to use: parsed, or made up for a bare `--code` (a new one on every call: call it once per run).
+    /// The code to use: parsed (a word one typo from a list word read as that word), or made up for
+    /// a bare `--code` (a new one on every call: call it once per run).
     func resolveCode() -> ExchangeCode? {
         guard let code else { return nil }
-        return code == Self.generateCode ? ExchangeCode.random() : try? ExchangeCode(parsing: code)
+        return code == Self.generateCode ? ExchangeCode.random() : try? ExchangeCode(parsing: ExchangeCode.correcting(code).code)
     }
 
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
@@ -194,6 +196,7 @@ struct Exchange: MeishiCommand {
         }
         let terminal = ctx.terminal
         let exchangeCode = resolveCode()
+        for c in code.map({ ExchangeCode.correcting($0).corrections }) ?? [] { ctx.out.note("read '\(c.typed)' as '\(c.word)'") }
         if exchangeCode == nil, !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal",
                                 hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",

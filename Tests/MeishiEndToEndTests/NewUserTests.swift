@@ -609,6 +609,8 @@ import MeishiKit
             comp meishi card unset ""
             comp meishi contacts show K
             comp meishi send K
+            comp meishi exchange --code 7-aardv
+            comp meishi exchange --code 7-aardvark-adv
             """
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -623,7 +625,7 @@ import MeishiKit
         try p.run()
         let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
         p.waitUntilExit()
-        try #require(lines.count == 7, "\(lines)")
+        try #require(lines.count == 9, "\(lines)")
         #expect(lines[0] == "complete -o filenames -F _meishi meishi")
         #expect(lines[1] == "photo.png|")
         #expect(lines[2] == "notes.txt|")
@@ -631,6 +633,8 @@ import MeishiKit
         #expect(lines[4] == "name|title|org|email|phone|url|address|note|")
         #expect(lines[5] == "Ken Sato|")
         #expect(lines[6] == "Ken Sato|", "send completes contact names as contacts show does")
+        #expect(lines[7] == "7-aardvark|", "--code completes the first word from the even words")
+        #expect(lines[8] == "7-aardvark-adviser|", "and the second from the odd words")
     }
 }
 

@@ -79,3 +79,19 @@ import Testing
         #expect(blank.status == 64 && blank.err.contains("give the text to look for"), "\(blank.err)")
     }
 }
+
+/// `exchange --code` with a typo in a word of the list: read as the list word, said, and the
+/// exchange authenticates against the other side's code as generated.
+@Suite struct CodeTypoTests {
+    @Test func aMistypedListWordStillMatches() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (listener, port, out, err) = try ExchangeCommandTests.startListener(mei, ["--code", "7-aardvark-adroitness", "--json", "--timeout", "60"])
+        let typed = try ken.run(["exchange", "--peer", "127.0.0.1:\(port)", "--code", "7-aardvak-adroitnes", "--json"])
+        let (status, result, log) = HostilePeerTests.finish(listener, out, err)
+        #expect(typed.status == 0 && status == 0, "\(typed.stderr)\n\(log)")
+        #expect(typed.stderr.contains("meishi: read 'aardvak' as 'aardvark'\nmeishi: read 'adroitnes' as 'adroitness'\n"), "\(typed.stderr)")
+        #expect((result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato", "\(log)")
+        #expect(typed.json["authentication"] as? String == "code", "\(typed.stdout)")
+    }
+}
