@@ -93,5 +93,8 @@ import Testing
         #expect(typed.stderr.contains("meishi: read 'aardvak' as 'aardvark'\nmeishi: read 'adroitnes' as 'adroitness'\n"), "\(typed.stderr)")
         #expect((result?["contact"] as? [String: Any])?["name"] as? String == "Ken Sato", "\(log)")
         #expect(typed.json["authentication"] as? String == "code", "\(typed.stdout)")
+        // Times are ISO 8601, as in every other JSON meishi prints (they were epoch integers here).
+        let contact = try #require(typed.json["contact"] as? [String: Any])
+        #expect(JSONConventionTests.isISOTime(contact["lastSeen"]) && JSONConventionTests.isISOTime(contact["cardTimestamp"]), "\(contact)")
     }
 }
