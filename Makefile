@@ -20,8 +20,8 @@ build: deps
 # C libraries whose archives the system has (Package.swift reads .build/static-libs); glibc,
 # libqrencode (no archive in Debian) and libv4l2 stay shared. No $ORIGIN run path: nothing is
 # loaded from beside the binary, and the loader looked there first for each library.
-STATIC_LIBS := sqlite3 sodium png16 z jpeg zbar stdc++ keyutils
-PC_MODULES  := libsodium libqrencode zbar libpng libjpeg libkeyutils
+STATIC_LIBS := sqlite3 sodium png16 z jpeg webp zbar stdc++ keyutils
+PC_MODULES  := libsodium libqrencode zbar libpng libjpeg libwebp libkeyutils
 release: deps
 	@rm -rf .build/static-libs && mkdir -p .build/static-libs
 	@for l in $(STATIC_LIBS); do a=$$($(CC) -print-file-name=lib$$l.a); \
@@ -40,7 +40,7 @@ release: deps
 
 # meishi_<version>_amd64.deb in .build/deb (scripts/make-deb.sh): stripped binary (debug file
 # beside it), man page, completions, the user unit meishi-listen.service, the ufw profile.
-# The package's binary links libpng, libjpeg and zlib shared: they decode strangers' pictures,
+# The package's binary links libpng, libjpeg, libwebp and zlib shared: they decode strangers' pictures,
 # and Debian's security updates must reach them (lintian: embedded-library); the rest as make
 # release does. make release afterwards links its own set again.
 DEB_APT := dpkg-dev binutils
@@ -62,10 +62,12 @@ demo: release
 	@scripts/demo.sh $(RELEASE)
 
 # Test-only tools: zbarimg, rsvg-convert and qrencode (interop checks), khard (reads the vCard
-# export as an address book), vim-tiny (a real vi for `card edit` on a pseudo-terminal), Python
+# export as an address book), vim-tiny (a real vi for `card edit` on a pseudo-terminal),
+# notify-send, dbus-daemon and python3-gi (listen's desktop notifications on a private bus), keyctl
+# (a session whose keyring is denied), Python
 # decoders, the confusables data check and the independent Solidarity signer/checker
 # (cryptography, base58) in .venv.
-TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny
+TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny libnotify-bin dbus-daemon python3-gi keyutils
 TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
 
 test: deps

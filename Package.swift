@@ -9,7 +9,7 @@ import PackageDescription
 //                                   one loop that performs the actions the session returns; its
 //                                   Exchange/ holds the session, a state machine where every input
 //                                   returns actions, and the post-card phases, without NIO)
-//   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target) -> MeishiQR
+//   CQREncode, CZBar, CPNG, CJPEG (through the CJPEGShim C target), CWebP -> MeishiQR
 //   swift-crypto -> MeishiCrypto    (P-256 ECDSA for Solidarity's cards, nothing else; one backend file)
 //   CKeyutils -> MeishiKeyring     (the kernel's session keyring: the passphrase agent)
 // MeishiText (pure Swift, on nothing) owns text shown to people: terminal sanitising
@@ -66,6 +66,7 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
 
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
@@ -85,7 +86,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim"]),
+        .target(name: "MeishiQR", dependencies: ["CQREncode", "CZBar", "CPNG", "CJPEGShim", "CWebP"]),
         // Keys kept by the kernel for a session (`--remember`): derived key-encryption keys only.
         .target(name: "MeishiKeyring", dependencies: ["CKeyutils", "MeishiCrypto"]),
         .target(

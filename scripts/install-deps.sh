@@ -2,7 +2,7 @@
 # Installs the Debian packages meishi builds and tests with, when any is missing.
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
-packages=(pkg-config libsodium-dev libqrencode-dev libzbar-dev libpng-dev libjpeg62-turbo-dev libsqlite3-dev sqlite3 libkeyutils-dev)
+packages=(pkg-config libsodium-dev libqrencode-dev libzbar-dev libpng-dev libjpeg62-turbo-dev libwebp-dev libsqlite3-dev sqlite3 libkeyutils-dev)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

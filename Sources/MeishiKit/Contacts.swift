@@ -95,6 +95,12 @@ public struct ContactsService: Sendable {
         do { return try store.delete(ref) } catch { throw .store(error) }
     }
 
+    /// Deletes every contact `refs` name, or none of them (`ContactStore.delete(_:)`).
+    public func delete(_ refs: [String]) throws(MeishiError) -> [Contact] {
+        let store = try open()
+        do { return try store.delete(refs) } catch { throw .store(error) }
+    }
+
     /// Undoes the latest recorded merge into the contact `ref` names (see `ContactStore.split`).
     public func split(_ ref: String, now: Int64) throws(MeishiError) -> SplitOutcome {
         let store = try open()

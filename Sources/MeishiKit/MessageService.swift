@@ -28,6 +28,16 @@ public struct MessageService: Sendable {
         public var cards = 0
     }
 
+    /// A note `listen` has just stored, for whoever reports it (the journal, a desktop notification).
+    public struct ReceivedNote: Sendable {
+        public let sender: Contact
+        public let expires: Int64
+        /// Sent `--once`: its text is meant to be shown once, by `inbox`.
+        public let once: Bool
+        /// The text, only when `listen` was asked to open it and the note was not sent `--once`.
+        public let text: String?
+    }
+
     /// A message opened for the inbox.
     public struct InboxMessage: Sendable {
         public let id: Int64
@@ -177,6 +187,7 @@ public struct MessageService: Sendable {
                        log: @escaping @Sendable (String) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
                        cardUpdated: @escaping @Sendable (StoreOutcome) -> Void = { _ in },
+                       note: (@Sendable (ReceivedNote) -> Void)? = nil, openingText: Bool = false,
                        listening: @escaping @Sendable (Int, Int) -> Void) async throws(MeishiError) -> ListenOutcome {
         let store = try contacts.open()
         let known: [Contact]
@@ -205,7 +216,10 @@ public struct MessageService: Sendable {
         let receiver = MessageReceiver(staticKey: identity.boxKey, table: table, accept: { bytes, did in
             let verdict = Self.accept(bytes, from: did, identity: identity, store: store, now: clock())
             counts.add(verdict)
-            if verdict == .stored, let c = try? store.contact(did: did) { received(c) }
+            if verdict == .stored, let c = try? store.contact(did: did) {
+                received(c)
+                note?(Self.receivedNote(bytes, from: c, identity: identity, now: clock(), openingText: openingText))
+            }
             return verdict
         }, acceptCard: { bytes, did in
             let (verdict, outcome) = CardPushService.accept(bytes, from: did, store: store, now: clock(), verifier: CardVerifier(clock: clock))
@@ -235,6 +249,17 @@ public struct MessageService: Sendable {
         var outcome = ListenOutcome(port: boundPort, stored: stored, duplicates: duplicates, refused: refused)
         outcome.cards = counts.cards
         return outcome
+    }
+
+    /// What `listen` reports of a note it stored: opened again only when asked, and never the text
+    /// of a note sent `--once` (its sender asked that it be shown once, by `inbox`).
+    static func receivedNote(_ bytes: [UInt8], from sender: Contact, identity: Identity, now: Int64,
+                             openingText: Bool) -> ReceivedNote {
+        let envelope = try? MessageEnvelope(parsing: bytes)
+        let once = envelope?.once ?? false
+        let text = openingText && !once ? sender.pubKey.flatMap { key in try? envelope?.open(from: key, with: identity.boxKey) } : nil
+        let expires = envelope.map { min($0.expires, now + ($0.expires - $0.created)) } ?? now
+        return ReceivedNote(sender: sender, expires: expires, once: once, text: text)
     }
 
     final class HighestID: @unchecked Sendable {

@@ -1,5 +1,6 @@
 internal import CJPEGShim
 internal import CPNG
+internal import CWebP
 
 /// An 8-bit grayscale image, rows top to bottom.
 public struct GrayImage: Equatable, Sendable {
@@ -15,7 +16,7 @@ public struct GrayImage: Equatable, Sendable {
     }
 }
 
-/// Reads PNG (libpng), JPEG (libjpeg-turbo) and binary PGM/PPM into grayscale.
+/// Reads PNG (libpng), JPEG (libjpeg-turbo), WebP (libwebp) and binary PGM/PPM into grayscale.
 public enum ImageDecoder {
     /// Largest image accepted: 50 megapixels, checked from the header before decoding.
     public static let maximumPixels = 50_000_000
@@ -26,6 +27,9 @@ public enum ImageDecoder {
     public static func decode(_ bytes: [UInt8], maximumPixels: Int = maximumPixels) throws(QRError) -> GrayImage {
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try PNGCodec.decode(bytes, maximumPixels: maximumPixels) }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return try decodeJPEG(bytes, maximumPixels: maximumPixels) }
+        if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) {
+            return try WebPCodec.decode(bytes, maximumPixels: maximumPixels)
+        }
         if bytes.count > 2, bytes[0] == UInt8(ascii: "P"), [UInt8(ascii: "5"), UInt8(ascii: "6")].contains(bytes[1]) {
             return try PNM.decode(bytes, maximumPixels: maximumPixels)
         }
@@ -85,18 +89,24 @@ enum PNGCodec {
         var samples = [UInt8](repeating: 0, count: w * h * channels)
         let done = samples.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
         guard done != 0 else { throw .corruptImage(message(of: &image)) }
-        var gray = [UInt8](repeating: 255, count: w * h)
-        samples.withUnsafeBufferPointer { s in
-            gray.withUnsafeMutableBufferPointer { out in
-                for i in 0..<(w * h) {
-                    let p = i * channels
-                    let g = colour ? (Int(s[p]) * 299 + Int(s[p + 1]) * 587 + Int(s[p + 2]) * 114) / 1000 : Int(s[p])
-                    let a = Int(s[p + channels - 1])
-                    out[i] = UInt8((g * a + 255 * (255 - a)) / 255)
-                }
+        let gray = samples.withUnsafeBufferPointer { onWhite($0, count: w * h, channels: channels, colour: colour) }
+        return GrayImage(width: w, height: h, pixels: gray)
+    }
+
+    /// Grey (GA) or colour (RGBA) samples made grey with integer luma weights (as PNM is) and put
+    /// on white by their alpha: a dark code on a transparent background must not turn into a
+    /// black square.
+    static func onWhite(_ s: UnsafeBufferPointer<UInt8>, count: Int, channels: Int, colour: Bool) -> [UInt8] {
+        var gray = [UInt8](repeating: 255, count: count)
+        gray.withUnsafeMutableBufferPointer { out in
+            for i in 0..<count {
+                let p = i * channels
+                let g = colour ? (Int(s[p]) * 299 + Int(s[p + 1]) * 587 + Int(s[p + 2]) * 114) / 1000 : Int(s[p])
+                let a = Int(s[p + channels - 1])
+                out[i] = UInt8((g * a + 255 * (255 - a)) / 255)
             }
         }
-        return GrayImage(width: w, height: h, pixels: gray)
+        return gray
     }
 
     static func encode(_ g: GrayImage) throws(QRError) -> [UInt8] {
@@ -166,5 +176,23 @@ enum PNM {
             gray[p] = UInt8(min(v, maxval) * 255 / maxval)
         }
         return GrayImage(width: w, height: h, pixels: gray)
+    }
+}
+
+/// WebP (lossy or lossless, with or without alpha; not animated) through libwebp. The size is
+/// read from the header and checked before anything is decoded.
+enum WebPCodec {
+    static func decode(_ bytes: [UInt8], maximumPixels: Int) throws(QRError) -> GrayImage {
+        var width: Int32 = 0, height: Int32 = 0
+        let known = bytes.withUnsafeBufferPointer { WebPGetInfo($0.baseAddress, $0.count, &width, &height) }
+        guard known != 0, width > 0, height > 0 else { throw .corruptImage("not a WebP picture libwebp can read (an animated one?)") }
+        let w = Int(width), h = Int(height)
+        guard w * h <= maximumPixels else { throw .tooManyPixels(width: w, height: h, limit: maximumPixels) }
+        let rgba = bytes.withUnsafeBufferPointer { WebPDecodeRGBA($0.baseAddress, $0.count, &width, &height) }
+        guard let rgba else { throw .corruptImage("the WebP data is damaged") }
+        defer { WebPFree(rgba) }
+        precondition(Int(width) == w && Int(height) == h)
+        return GrayImage(width: w, height: h,
+                         pixels: PNGCodec.onWhite(UnsafeBufferPointer(start: rgba, count: w * h * 4), count: w * h, channels: 4, colour: true))
     }
 }

@@ -1,8 +1,12 @@
 internal import CPNG
 
-/// Drawing a QR matrix for people and for files. Every rendering has a 4-module quiet zone.
+/// Drawing a QR matrix for people and for files. Pictures have the standard's 4-module quiet
+/// zone; a terminal has 2 (its own colours, so white on any theme), which phone cameras and zbar
+/// read (QREndToEndTests.terminalQROnADarkThemeScans) and which lets a typical card's code fit
+/// a 100x35 terminal.
 public enum QRRender {
     public static let quietZone = 4
+    public static let terminalQuietZone = 2
 
     /// Unicode half blocks, two module rows per text line, with explicit black-on-white colours
     /// (ANSI 256-colour 16 and 231) so the code scans on dark terminal themes too.
@@ -11,7 +15,7 @@ public enum QRRender {
     /// half blocks draw the dark modules, which suits dark text on a light background, and with
     /// `inverted` the light ones, for light text on a dark background.
     public static func terminal(_ m: QRMatrix, inverted: Bool = false, colours: Bool = true) -> String {
-        let q = quietZone
+        let q = terminalQuietZone
         let span = m.size + 2 * q
         let start = colours ? (inverted ? "\u{1B}[38;5;231;48;5;16m" : "\u{1B}[38;5;16;48;5;231m") : ""
         let end = colours ? "\u{1B}[0m\n" : "\n"
@@ -39,7 +43,7 @@ public enum QRRender {
     }
 
     /// Width in terminal columns of `terminal(m)`.
-    public static func terminalColumns(_ m: QRMatrix) -> Int { m.size + 2 * quietZone }
+    public static func terminalColumns(_ m: QRMatrix) -> Int { m.size + 2 * terminalQuietZone }
 
     /// An SVG document, `scale` user units per module, dark modules as one path.
     public static func svg(_ m: QRMatrix, scale: Int) -> String {

@@ -423,4 +423,18 @@ public final class ContactStore: Sendable {
             return c
         }
     }
+
+    /// Deletes the contacts `refs` name in one transaction: when one names no contact (or
+    /// several), nothing is deleted. A contact named twice is deleted once; the order is the refs'.
+    public func delete(_ refs: [String]) throws(StoreError) -> [Contact] {
+        try write { db in
+            var found: [Contact] = []
+            for ref in refs {
+                let c = try Self.resolve(ref, in: db)
+                if !found.contains(where: { $0.id == c.id }) { found.append(c) }
+            }
+            for c in found { _ = try Contact.deleteOne(db, key: c.id) }
+            return found
+        }
+    }
 }

@@ -84,7 +84,7 @@ struct Restore: SynchronousCommand {
         if json {
             ctx.out.json(.object([
                 "did": .string(contents.did), "home": .string(session.home.path), "restoredFrom": .string(file),
-                "created": .number(Double(contents.created)), "card": .bool(contents.hasCard), "store": .bool(contents.hasStore),
+                "created": .string(CardRendering.date(contents.created)), "card": .bool(contents.hasCard), "store": .bool(contents.hasStore),
             ]))
             return
         }

@@ -176,9 +176,9 @@ enum CardRendering {
             "level": .string(c.level.rawValue),
             "trust": .string(c.trust.rawValue),
             "source": .string(c.source.rawValue),
-            "firstSeen": .number(Double(c.firstSeen)),
-            "lastSeen": .number(Double(c.lastSeen)),
-            "cardTimestamp": .number(Double(c.cardTimestamp)),
+            "firstSeen": .string(date(c.firstSeen)),
+            "lastSeen": .string(date(c.lastSeen)),
+            "cardTimestamp": .string(date(c.cardTimestamp)),
             // Stored before it with the same name or email / stored after it with them.
             "possibleImpersonationOf": .array(c.earlierLookAlikes.map { .number(Double($0)) }),
             "possiblyImpersonatedBy": .array(c.laterLookAlikes.map { .number(Double($0)) }),
@@ -193,7 +193,7 @@ enum CardRendering {
         if c.replaced != nil { obj["changes"] = .array(c.changes.map { .string(change($0)) }) }
         if let earlier {
             obj["earlierCards"] = .array(earlier.map { group in
-                .object(["received": .number(Double(group.card.received)), "cardTimestamp": .number(Double(group.card.cardTimestamp)),
+                .object(["received": .string(date(group.card.received)), "cardTimestamp": .string(date(group.card.cardTimestamp)),
                          "source": .string(group.card.source.rawValue), "trust": .string(group.card.trust.rawValue),
                          "level": .string(group.card.level.rawValue), "fields": fields(group.fields)])
             })

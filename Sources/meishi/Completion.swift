@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeishiCard
 import MeishiKit
+import MeishiProximity
 import MeishiStore
 
 /// Shell completion of contact REFs: the names (and ids) in the store of the home the command
@@ -22,5 +23,12 @@ enum ContactCompletion {
         let names = all.compactMap(\.name).filter { $0.hasPrefix(prefix) }
         let ids = all.compactMap(\.id).map(String.init).filter { $0.hasPrefix(prefix) }
         return prefix.isEmpty || prefix.first!.isNumber ? names + ids : names
+    }
+}
+
+/// Shell completion of `exchange --code N-word-word`: the words of generated codes.
+enum CodeCompletion {
+    @Sendable static func words(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+        ExchangeCode.completions(of: prefix)
     }
 }

@@ -17,7 +17,7 @@ struct Contacts: AsyncParsableCommand {
               meishi contacts show ken
               meishi contacts tag ken pycon
             """,
-        subcommands: [ContactsAdd.self, ContactsList.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
+        subcommands: [ContactsAdd.self, ContactsList.self, ContactsSearch.self, ContactsShow.self, ContactsDelete.self, ContactsSplit.self,
                       ContactsImport.self, ContactsExport.self, ContactsShare.self, ContactsNote.self, ContactsTag.self,
                       ContactsEdit.self, ContactsChanges.self])
 }

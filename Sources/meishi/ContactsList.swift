@@ -40,9 +40,16 @@ struct ContactsList: SynchronousCommand {
     }
 
     func run(_ ctx: Context) throws {
+        try Self.list(ctx, global: global, ContactQuery(trust: trust, search: search, event: event, tag: tag, limit: limit), json: json)
+    }
+
+    /// Prints the contacts `query` finds: a table fitted to the terminal, or JSON (`contacts list`
+    /// and `contacts search`).
+    static func list(_ ctx: Context, global: GlobalOptions, _ query: ContactQuery, json: Bool) throws {
         let store = try global.session(ctx).contacts.open(readOnly: true)
+        let (search, trust, event, tag) = (query.search, query.trust, query.event, query.tag)
         let found: [Contact]
-        do { found = try store.list(ContactQuery(trust: trust, search: search, event: event, tag: tag, limit: limit)) } catch { throw MeishiError.store(error) }
+        do { found = try store.list(query) } catch { throw MeishiError.store(error) }
         if json {
             ctx.out.json(.object(["contacts": .array(found.map(CardRendering.json))]))
             return
@@ -78,7 +85,7 @@ struct ContactsList: SynchronousCommand {
     /// first is not marked; `contacts show` of either names the other).
     static func isNewcomer(_ c: Contact) -> Bool { !c.earlierLookAlikes.isEmpty }
 
-    private func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
+    private static func cell(_ s: String, _ width: Int, _ cut: Bool) -> String {
         cut ? DisplayWidth.truncated(Console.safe(s), to: width) : Console.safe(s)
     }
 }

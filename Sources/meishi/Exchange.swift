@@ -42,7 +42,7 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("Authenticate with a code both people type, N-word-word (alone: make one up and print it).",
                                discussion: "Only N crosses the network, as a hint for whom to try; the words are the password of a PAKE.",
                                valueName: "code"),
-            transform: CodeArgument.init)
+            completion: .custom(CodeCompletion.words), transform: CodeArgument.init)
     var code: CodeArgument?
 
     /// `--code` as typed, parsed once (the argument parser calls `init`): `validate` refuses a
@@ -50,15 +50,18 @@ struct Exchange: MeishiCommand {
     enum CodeArgument: Sendable {
         /// `--code` alone: make one up (a new one on every call of `resolveCode`).
         case generate
-        case given(ExchangeCode)
+        /// A code, and the words read as list words (a typo corrected, said once the run starts).
+        case given(ExchangeCode, corrections: [ExchangeCode.Correction])
         case refused(ExchangeCodeError)
 
-        /// An empty value is what `expandingBareCode` gives a bare `--code`.
+        /// An empty value is what `expandingBareCode` gives a bare `--code`; a word one typo from
+        /// a list word is read as that word.
         init(_ text: String) {
             if text.isEmpty {
                 self = .generate
             } else {
-                do { self = .given(try ExchangeCode(parsing: text)) } catch { self = .refused(error) }
+                let (corrected, corrections) = ExchangeCode.correcting(text)
+                do { self = .given(try ExchangeCode(parsing: corrected), corrections: corrections) } catch { self = .refused(error) }
             }
         }
     }
@@ -75,11 +78,12 @@ struct Exchange: MeishiCommand {
         return out
     }
 
-    /// The code to use: as typed, or made up for a bare `--code` (a new one on every call: call it once per run).
+    /// The code to use: as typed (a word one typo from a list word read as that word), or made up
+    /// for a bare `--code` (a new one on every call: call it once per run).
     func resolveCode() -> ExchangeCode? {
         switch code {
         case .generate?: ExchangeCode.random()
-        case .given(let code)?: code
+        case .given(let code, _)?: code
         case .refused?, nil: nil
         }
     }
@@ -214,6 +218,7 @@ struct Exchange: MeishiCommand {
         }
         let terminal = ctx.terminal
         let exchangeCode = resolveCode()
+        if case .given(_, let corrections)? = code { for c in corrections { ctx.out.note("read '\(c.typed)' as '\(c.word)'") } }
         if exchangeCode == nil, !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal",
                                 hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",

@@ -18,9 +18,16 @@ struct Listen: MeishiCommand {
             stored when it verifies, is that contact's and is newer than the one held (the earlier one \
             stays in the history), and announced: "Ken Sato updated their card: title changed, +phone".
 
+            Without a terminal (the meishi-listen user unit: systemctl --user enable --now \
+            meishi-listen) each note received is a line in the journal naming its sender \
+            (journalctl --user -u meishi-listen), and a desktop notification through notify-send \
+            names the sender; the text stays sealed unless --notify-text, and a note sent --once \
+            is never shown there.
+
             Examples:
               meishi listen --for 1h
               meishi listen --port 0 --json
+              meishi listen --notify
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -34,27 +41,58 @@ struct Listen: MeishiCommand {
     @Flag(help: "Print a summary as JSON when it stops.")
     var json = false
 
+    @Flag(help: "Write lines for the systemd journal, each with its priority (automatic when standard error is the journal's stream).")
+    var journal = false
+
+    @Flag(inversion: .prefixedNo,
+          help: "Raise a desktop notification (notify-send) naming the sender of each note (default: on for the journal, off at a terminal).")
+    var notify: Bool?
+
+    @Flag(help: "Put the note's text in the notification and the journal line (never a note sent --once).")
+    var notifyText = false
+
     func validate() throws {
+        if notifyText && notify == false { throw ValidationError("--notify-text shows the text in a notification: drop --no-notify") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let duration { guard duration.seconds > 0 else { throw ValidationError("--for must be positive") } }
     }
 
     func run(_ ctx: Context) async throws {
+        let journal = self.journal || JournalOutput.isStandardError(ctx.environment)
+        let out = journal ? Console(standardOutput: ctx.standardOutput, standardError: JournalOutput.sink(ctx.standardError)) : ctx.out
+        do {
+            try await listen(ctx, out: out, journal: journal)
+        } catch let error where journal {
+            // Reported here, so the journal records it with its priority; the status stays the same.
+            let failure = (error as? MeishiFailure) ?? (error as? MeishiError).map { MeishiFailure($0) }
+            guard let failure else { throw error }
+            out.report(failure)
+            throw ExitCode(failure.status.rawValue)
+        }
+    }
+
+    private func listen(_ ctx: Context, out: Console, journal: Bool) async throws {
         let session = try global.session(ctx)
         let identity = try session.loadIdentity()
-        let out = ctx.out, quiet = json
+        let quiet = json && !journal
+        let notifier = notifier(ctx, out: out, journal: journal)
+        let showsText = notifyText
         let service = MessageService(home: session.home, clock: ctx.unixClock)
         let (port, duration) = (self.port, self.duration)
         let listening = Task {
             try await service.listen(
                 identity: identity, port: port, seconds: duration?.seconds,
                 log: { line in out.note(line) },
-                received: { c in if !quiet { out.note("a message from \(CardRendering.who(c)): read it with 'meishi inbox'") } },
                 cardUpdated: { outcome in if !quiet { out.note(CardRendering.pushed(outcome.contact)) } },
+                note: { note in
+                    if !quiet { out.note(Self.line(for: note, showingText: showsText)) }
+                    notifier?.notify(note)
+                },
+                openingText: showsText,
                 listening: { port, contacts in
                     // On standard error, --json too: a script using --port 0 learns the port here.
                     out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"
-                             + (duration.map { " (for \($0.seconds)s)" } ?? " (Ctrl-C to stop)"))
+                             + (duration.map { " (for \($0.seconds)s)" } ?? (journal ? "" : " (Ctrl-C to stop)")))
                     if contacts == 0 { out.warn("no contact with a signed card can reach you yet: swap cards with 'meishi exchange' first") }
                 })
         }
@@ -64,6 +102,7 @@ struct Listen: MeishiCommand {
         // The serving task is unstructured: a cancelled caller (a test running it in-process) must
         // end it as a signal does.
         let outcome = try await withTaskCancellationHandler { try await listening.value } onCancel: { listening.cancel() }
+        notifier?.finish()
         if json {
             out.json(.object([
                 "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),
@@ -74,6 +113,23 @@ struct Listen: MeishiCommand {
             out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused"
                      + (outcome.cards > 0 ? ", \(outcome.cards) newer card\(outcome.cards == 1 ? "" : "s")" : ""))
         }
+    }
+
+    /// The notifier asked for (`--notify`, `--notify-text`) or, for the journal, the one there is.
+    private func notifier(_ ctx: Context, out: Console, journal: Bool) -> NoteNotifier? {
+        guard notify ?? (journal || notifyText) else { return nil }
+        if let notifier = NoteNotifier(environment: ctx.environment, showsText: notifyText, warn: { out.warn($0) }) { return notifier }
+        let missing = "no desktop notifications: notify-send is not installed (Debian: libnotify-bin)"
+        if notify == true || notifyText { out.warn(missing) } else { out.note(missing) }
+        return nil
+    }
+
+    /// The line a received note gets (on standard error, or in the journal).
+    static func line(for note: MessageService.ReceivedNote, showingText: Bool) -> String {
+        let who = CardRendering.who(note.sender)
+        if note.once { return "a note from \(who), to be read once: read it with 'meishi inbox'" }
+        if showingText, let text = note.text { return "a note from \(who): \(text)" }
+        return "a note from \(who): read it with 'meishi inbox'"
     }
 }
 

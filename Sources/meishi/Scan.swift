@@ -69,9 +69,11 @@ struct Scan: SynchronousCommand {
         let verifier = CardVerifier(clock: ctx.unixClock)
         var worst: MeishiFailure?
         var report: [JSONValue] = []
-        func fail(_ f: MeishiFailure) {
+        /// Reports `f`, and puts it in `entry` as every --json error reads: error, hint, status.
+        func fail(_ f: MeishiFailure, _ entry: inout [String: JSONValue]) {
             if !json || !raw { ctx.out.report(f) }
             if worst == nil || f.status.rawValue > worst!.status.rawValue { worst = f }
+            if case .object(let members) = f.jsonDocument { entry.merge(members) { $1 } }
         }
         for file in images {
             var entry: [String: JSONValue] = ["file": .string(file)]
@@ -82,23 +84,18 @@ struct Scan: SynchronousCommand {
                 session.step("reading \(file == "-" ? "standard input" : file)")
                 let bytes = try ctx.readAtMost(file, limit: QRService.maximumFileBytes)
                 if bytes.isEmpty {
-                    let f = MeishiFailure.emptyInput(file)
-                    entry["error"] = .string(f.message)
-                    fail(f)
+                    fail(MeishiFailure.emptyInput(file), &entry)
                     continue
                 }
                 codes = try QRService.scan(bytes, verifier: verifier)
                 session.step("\(file): \(codes.count) QR code\(codes.count == 1 ? "" : "s") found")
             } catch {
-                let located = MeishiFailure(error).located(file == "-" ? "standard input" : file)
-                entry["error"] = .string(located.message)
-                fail(located)
+                fail(MeishiFailure(error).located(file == "-" ? "standard input" : file), &entry)
                 continue
             }
             if codes.isEmpty {
-                let f = MeishiFailure("\(file): no QR code found", hint: "a sharper, larger or better-lit picture may help", status: .dataError)
-                entry["error"] = .string(f.message)
-                fail(f)
+                fail(MeishiFailure("\(file): no QR code found", hint: "a sharper, larger or better-lit picture may help", status: .dataError),
+                     &entry)
                 continue
             }
             var listed: [JSONValue] = []
@@ -123,10 +120,10 @@ struct Scan: SynchronousCommand {
                     if holdsACard, case .other = code.content {
                         if !json { ctx.out.note(Self.otherCodeBesideCard(file: file, text: code.text)) }
                     } else {
-                        fail(f)
+                        fail(f, &obj)
                     }
                 } catch let e as MeishiError {
-                    fail(MeishiFailure(e))
+                    fail(MeishiFailure(e), &obj)
                 }
                 listed.append(.object(obj))
             }

@@ -43,13 +43,13 @@ extension CardRendering {
         let card = verified.card
         var summary: [String: JSONValue] = [
             "did": .string(verified.did),
-            "issuedAt": .number(Double(card.issuedAt)),
+            "issuedAt": .string(date(card.issuedAt)),
             "ageSeconds": .number(Double(verified.ageSeconds)),
             "fields": fields(card.fields),
             "linkedDIDs": .array(card.linkedDIDs.map(JSONValue.string)),
             "droppedValues": .number(Double(card.droppedValues)),
         ]
-        if let exp = card.expires { summary["expires"] = .number(Double(exp)) }
+        if let exp = card.expires { summary["expires"] = .string(date(exp)) }
         if let id = card.id { summary["jti"] = .string(id) }
         return .object(summary)
     }

@@ -24,7 +24,8 @@ struct Send: MeishiCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("The contact: an id, a name or a DID (prefix).", valueName: "ref"))
+    @Argument(help: ArgumentHelp("The contact: an id, a name or a DID (prefix).", valueName: "ref"),
+              completion: .custom(ContactCompletion.refs))
     var ref: String
 
     @Argument(help: ArgumentHelp("The note, or - to read it from standard input.", valueName: "text"))

@@ -77,7 +77,7 @@ struct Verify: SynchronousCommand {
             out.json(.object([
                 "valid": .bool(true), "verdict": .string("valid"), "did": .string(p.senderDID),
                 "fingerprint": .string(fingerprint), "level": .string(p.level.rawValue),
-                "timestamp": .number(Double(p.timestamp)), "ageSeconds": .number(Double(card.ageSeconds)),
+                "timestamp": .string(CardRendering.date(p.timestamp)), "ageSeconds": .number(Double(card.ageSeconds)),
                 "shareId": .string(p.shareId), "payload": p.jsonValue(),
             ]))
             return

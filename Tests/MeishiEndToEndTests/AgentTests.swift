@@ -116,6 +116,44 @@ import MeishiKeyring
         #expect(p.terminationStatus == 0)
         #expect(text == "-1 \(EACCES)\n", "nobody read the key: \(text)")
     }
+
+    /// A session whose keyring cannot be used (`keyctl setperm @s 0`: not even its possessor may
+    /// see it, as under a seccomp filter or a session without one) falls back to asking: the
+    /// first unlock works and says once that nothing is remembered, the next command asks again.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/keyctl") && CardEditTerminalTests.python != nil,
+                   "skipped: needs keyctl (keyutils) and python3 for a pseudo-terminal"))
+    func withoutAUsableKeyringThePassphraseIsAskedEachTime() async throws {
+        let mei = try await Self.mei()
+        // Typed a second after the prompt: meishi turns echo off with TCSAFLUSH, which drops keys typed before.
+        let steps: [[Any]] = [
+            ["expect", "passphrase for"], ["sleep", 1], ["send", Self.passphrase + "\r"],
+            ["expect", "the passphrase is not remembered: no session keyring (Permission denied); it will be asked again"],
+            ["expect", "passphrase for"], ["sleep", 1], ["send", Self.passphrase + "\r"],
+            ["expect", "exported twice"],
+        ]
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/keyctl")
+        p.arguments = [
+            "session", "-", "/bin/sh", "-c", "keyctl setperm @s 0 && exec \"$@\"", "sh",
+            CardEditTerminalTests.python!, Fixtures.root.appendingPathComponent("tools/pty-session.py").path,
+            String(decoding: try JSONSerialization.data(withJSONObject: steps), as: UTF8.self),
+            "/bin/sh", "-c", "\"$0\" card export --remember 10m >/dev/null && \"$0\" card export >/dev/null && echo exported twice", CLI.binary,
+        ]
+        var env = ProcessInfo.processInfo.environment
+        env["MEISHI_HOME"] = mei.home
+        env["MEISHI_PASSPHRASE"] = nil
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = try await offPool { out.fileHandleForReading.readDataToEndOfFile() }
+        p.waitUntilExit()
+        let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(String(decoding: data, as: UTF8.self))")
+        let output = doc["output"] as? String ?? ""
+        #expect(doc["failedStep"] is NSNull && doc["status"] as? Int == 0, "\(output)")
+        #expect(output.components(separatedBy: "passphrase for").count == 3, "asked twice: \(output)")
+    }
 }
 
 /// Guarded bytes of a string, to compare with what the keyring holds.

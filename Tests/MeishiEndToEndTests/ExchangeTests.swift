@@ -140,7 +140,7 @@ import MeishiProximity
             #expect(!expanded.joined().unicodeScalars.contains("\u{0}"), "\(expanded)")
             return try Exchange.parse(Array(expanded.dropFirst()))
         }
-        guard case .given(let code)? = try parsed(["--code", " 7-Tulip-Anchor "]).code else { Issue.record("not a code"); return }
+        guard case .given(let code, _)? = try parsed(["--code", " 7-Tulip-Anchor "]).code else { Issue.record("not a code"); return }
         #expect(code == (try ExchangeCode(parsing: "7-tulip-anchor")))
         for bare in [["--code"], ["--code", "--yes"], ["--yes", "--code"]] {
             guard case .generate? = try parsed(bare).code else { Issue.record("\(bare): not a new code"); continue }

@@ -574,6 +574,9 @@ import MeishiKit
             comp meishi card set em
             comp meishi card unset ""
             comp meishi contacts show K
+            comp meishi send K
+            comp meishi exchange --code 7-aardv
+            comp meishi exchange --code 7-aardvark-adv
             """
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -588,13 +591,16 @@ import MeishiKit
         try p.run()
         let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n").map(String.init)
         p.waitUntilExit()
-        try #require(lines.count == 6, "\(lines)")
+        try #require(lines.count == 9, "\(lines)")
         #expect(lines[0] == "complete -o filenames -F _meishi meishi")
         #expect(lines[1] == "photo.png|")
         #expect(lines[2] == "notes.txt|")
         #expect(lines[3] == "email|")
         #expect(lines[4] == "name|title|org|email|phone|url|address|note|")
         #expect(lines[5] == "Ken Sato|")
+        #expect(lines[6] == "Ken Sato|", "send completes contact names as contacts show does")
+        #expect(lines[7] == "7-aardvark|", "--code completes the first word from the even words")
+        #expect(lines[8] == "7-aardvark-adviser|", "and the second from the odd words")
     }
 }
 

@@ -18,12 +18,68 @@ import MeishiQR
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n")
         let stripped = lines.map { $0.replacingOccurrences(of: "\u{1B}[38;5;16;48;5;231m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "") }
-        #expect(stripped.allSatisfy { $0.count <= 77 })
+        // A 2-module quiet zone: a typical card (version 12, 65 modules) takes 69x35 characters.
+        #expect(stripped.allSatisfy { $0.count == 69 } && stripped.count == 35, "\(stripped.first?.count ?? 0)x\(stripped.count)")
         // The terminal rendering, turned back into an image, decodes to the same text as --format text.
         let text = try mei("card", "qr", "--format", "text").stdout.trimmingCharacters(in: .newlines)
         let image = Self.image(fromTerminal: stripped)
         #expect(QRScanner.scan(image).first.map { String(decoding: $0.bytes, as: UTF8.self) }?.hasPrefix("MEISHI1:") == true)
         #expect(text.hasPrefix("MEISHI1:"))
+    }
+
+    /// What a screenshot of the terminal QR on a dark theme shows: character cells 8x16 pixels
+    /// (a module 8x8), the code's own colours (black on white, the 2-module quiet zone white),
+    /// and beyond it the theme's dark background. Both zbarimg and meishi's scanner read it;
+    /// and `card qr` fits a 100x35 terminal (it asked for 73x37 with a 4-module zone).
+    @Test func terminalQROnADarkThemeScans() async throws {
+        let mei = try Self.typicalCLI()
+        let lines = try mei("card", "qr", "--format", "terminal").stdout.split(separator: "\n").map {
+            $0.replacingOccurrences(of: "\u{1B}[38;5;16;48;5;231m", with: "").replacingOccurrences(of: "\u{1B}[0m", with: "")
+        }
+        let code = Self.image(fromTerminal: lines, scale: 8)
+        let border = 64
+        let (w, h) = (code.width + 2 * border, code.height + 2 * border)
+        var pixels = [UInt8](repeating: 30, count: w * h)
+        for y in 0..<code.height { for x in 0..<code.width { pixels[(y + border) * w + x + border] = code.pixels[y * code.width + x] } }
+        let shot = GrayImage(width: w, height: h, pixels: pixels)
+        let text = try mei("card", "qr", "--format", "text").stdout.trimmingCharacters(in: .newlines)
+        // Each run signs anew (a fresh time and share id): the same shape, not the same text.
+        func sameShape(_ read: String?) -> Bool { read?.hasPrefix("MEISHI1:") == true && read?.count == text.count }
+        #expect(sameShape(QRScanner.scan(shot).first.map { String(decoding: $0.bytes, as: UTF8.self) }))
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") {
+            var pgm = Array("P5\n\(w) \(h)\n255\n".utf8)
+            pgm += pixels
+            let path = (mei.home as NSString).deletingLastPathComponent + "/screenshot.pgm"
+            try Data(pgm).write(to: URL(fileURLWithPath: path))
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
+            p.arguments = ["--quiet", "--raw", "-Sbinary", path]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let read = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            let zbar = String(decoding: read, as: UTF8.self).trimmingCharacters(in: .newlines)
+            #expect(p.terminationStatus == 0 && sameShape(zbar), "zbarimg: \(p.terminationStatus) \(zbar)")
+        } else {
+            print("zbarimg not installed: only meishi's scanner read the screenshot")
+        }
+        // On a 100x35 terminal it is printed; on 100x34 refused, with the size it needs.
+        var inProcess = InProcess()
+        inProcess.outputTerminal = (100, 35)
+        #expect(await inProcess("init").status == 0)
+        #expect(await inProcess("card", "set", "name", "Mei Tanaka").status == 0)
+        #expect(await inProcess("card", "set", "org", "Example Robotics").status == 0)
+        #expect(await inProcess("card", "add", "email", "mei.tanaka@example.org").status == 0)
+        #expect(await inProcess("card", "add", "phone", "+81 90 1234 5678").status == 0)
+        #expect(await inProcess("card", "set", "title", "Staff Engineer").status == 0)
+        #expect(await inProcess("card", "add", "url", "https://example.org/mei").status == 0)
+        let fits = await inProcess("card", "qr")
+        #expect(fits.status == 0, "\(fits.err)")
+        inProcess.outputTerminal = (100, 34)
+        let short = await inProcess("card", "qr")
+        #expect(short.status == 64 && short.err.contains("needs 69x35 characters; this terminal has 100x34"), "\(short.err)")
     }
 
     /// Each character cell is 2x2 pixels per module row pair: top half and bottom half.

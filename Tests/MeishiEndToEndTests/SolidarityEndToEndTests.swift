@@ -74,7 +74,7 @@ import MeishiQR
         #expect((list.first?["did"] as? String)?.hasPrefix("did:key:zDn") == true)
         let shown = try ken("contacts", "show", "Aiko", "--json").json
         #expect((shown["fields"] as? [String: [String]])?["org"] == ["Shibuya Solidarity Kitchen"])
-        #expect(shown["cardTimestamp"] as? Double == 1_767_225_600)
+        #expect(shown["cardTimestamp"] as? String == "2026-01-01T00:00:00Z")
         // The DER-signed copy is the same card (same iat): unchanged.
         let der = try #require(images.first { $0.name.hasPrefix("02-") })
         #expect(try ken("scan", der.png).stdout.contains("unchanged"))

@@ -38,4 +38,28 @@ import Testing
         }
         #expect(seen.count > 190)
     }
+
+    /// A word one typo from exactly one list word is read as it (magic-wormhole #106, #426).
+    @Test func aTypoIsReadAsTheOneListWordItIsNear() {
+        let (code, corrections) = ExchangeCode.correcting("7-aardvak-ADROITNES")
+        #expect(code == "7-aardvark-adroitness")
+        #expect(corrections == [.init(typed: "aardvak", word: "aardvark"), .init(typed: "ADROITNES", word: "adroitness")])
+        // Swapped letters, an extra letter, a changed letter.
+        #expect(ExchangeCode.correcting("12-aardvrak-aftermaths").code == "12-aardvark-aftermath")
+        #expect(ExchangeCode.correcting("12-aardvark-aftermatx").code == "12-aardvark-aftermath")
+        // List words, made-up words, words under 4 letters, a word one edit from two list words
+        // ("amme": acme, ammo) and codes without a dash stay as typed.
+        for typed in ["7-aardvark-adroitness", "7-secret-words", "7-tulip-anchor", "7-amme-xyzzyx", "7-acm-aardvark", "tulp"] {
+            #expect(ExchangeCode.correcting(typed).corrections.isEmpty, "\(typed)")
+            #expect(ExchangeCode.correcting(typed).code == typed)
+        }
+        #expect(ExchangeCode.isOneEdit("tulp", "tulip") && ExchangeCode.isOneEdit("tuilp", "tulip") && !ExchangeCode.isOneEdit("tlpu", "tulip"))
+    }
+
+    @Test func completionsFollowTheWordOrderOfGeneratedCodes() {
+        #expect(ExchangeCode.completions(of: "7-aardv") == ["7-aardvark"])
+        #expect(ExchangeCode.completions(of: "7-aardvark-adv") == ["7-aardvark-adviser"])
+        #expect(ExchangeCode.completions(of: "7-").count == 256)
+        #expect(ExchangeCode.completions(of: "7").isEmpty && ExchangeCode.completions(of: "x-a").isEmpty)
+    }
 }

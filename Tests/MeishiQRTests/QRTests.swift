@@ -15,9 +15,10 @@ import MeishiCard
         #expect(text.hasPrefix("MEISHI1:"))
         let m = try QREncoder.encode(text, mode: .alphanumeric, correction: .M)
         #expect(m.version <= 13, "version \(m.version) for \(text.count) characters")
-        #expect(QRRender.terminalColumns(m) <= 77)
+        // A 2-module quiet zone on a terminal: at most 73x37 characters at version 13.
+        #expect(QRRender.terminalColumns(m) == m.size + 4 && QRRender.terminalColumns(m) <= 73)
         let lines = QRRender.terminal(m).split(separator: "\n")
-        #expect(lines.count == (m.size + 8 + 1) / 2)
+        #expect(lines.count == (m.size + 4 + 1) / 2)
     }
 
     @Test(arguments: QRErrorCorrection.allCases)

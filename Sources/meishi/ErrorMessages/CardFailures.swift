@@ -135,3 +135,13 @@ extension MeishiFailure {
                              hint: "run 'meishi card edit' again and copy your changes from that file", status: .cardChanged)
     }
 }
+
+/// Several files or refs in one command (issue 27: contacts add A B…, contacts delete 2 5…).
+extension MeishiFailure {
+    /// One of several card files did not verify (or is the user's own): none was stored.
+    static func noneAdded(_ failure: MeishiFailure, file: String, of count: Int) -> MeishiFailure {
+        var located = failure.located(file)
+        located.message += " (none of the \(count) cards was added)"
+        return located
+    }
+}

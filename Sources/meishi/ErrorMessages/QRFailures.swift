@@ -10,7 +10,8 @@ extension MeishiFailure {
         case .contentTooLarge(let n):
             self.init("the card (\(n) characters) does not fit in a QR code at this error-correction level",
                       hint: "share fewer fields with --fields, or use --ecc L", status: .dataError)
-        case .notAnImage: self.init("not an image meishi can read (PNG, JPEG, PGM or PPM)", status: .dataError)
+        case .notAnImage: self.init("not an image meishi can read: it reads PNG, JPEG, WebP, PGM and PPM", hint: MeishiFailure.otherImageFormat,
+                                    status: .dataError)
         case .tooManyPixels(let w, let h, let limit):
             self.init("image is \(w)x\(h) pixels, more than the \(limit / 1_000_000)-megapixel limit", hint: "shrink the image first",
                       status: .dataError)
@@ -97,4 +98,9 @@ extension MeishiFailure {
                         + " or " + file,
                       status: .usage)
     }
+}
+
+extension MeishiFailure {
+    /// The hint for a picture in a format `scan` does not read (HEIC, GIF, BMP, TIFF, AVIF…).
+    static let otherImageFormat = "save it as PNG or JPEG first (a screenshot of it works too)"
 }
