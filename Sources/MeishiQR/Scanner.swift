@@ -18,7 +18,8 @@ public struct FoundCode: Equatable, Sendable {
 /// on a per-block threshold at two block sizes, then the full-resolution photo and locally
 /// binarised, smoothed and upscaled copies. Passes run until every located code is read or the
 /// time budget is spent; where the locator sees nothing finder-like, the scan ends after zbar's
-/// first look (on a photo, one at every second line). Every code is reported once.
+/// first look (on a photo, one at every second line, then the locator's look on a threshold per
+/// block of a few pixels, for small blurred codes). Every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
@@ -63,6 +64,12 @@ public enum QRScanner {
         if let (first, factor) = all[0].1(), first.width * first.height > photoPixels, locateOnce().seen == 0 {
             for code in ZBar.scan(first, density: 2) {
                 add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, "first")
+            }
+            // A small code under blur (modules of two or three pixels on a card seen from afar):
+            // the mean window, a sixteenth of the picture, averages its finders' rings away, and
+            // a threshold per block of a few pixels still sees them.
+            if found.isEmpty, !deadline.passed {
+                _ = locate(all[0], binarise: { ImageOps.binariseBlocks($0, block: fineBlock(all[0])) }, deadline: deadline, add: add)
             }
             return found
         }
@@ -205,6 +212,12 @@ public enum QRScanner {
         guard let (gray, _) = first.1() else { return [] }
         let small = max(4, max(gray.width, gray.height) / 200)
         return [small, small * 4]
+    }
+
+    /// Block size of the per-block threshold for small codes: half the smaller of `blockSizes`,
+    /// a four-hundredth of the longer side (4 pixels on the first pass of a photo).
+    static func fineBlock(_ first: Pass) -> Int {
+        max(2, (blockSizes(first).first ?? 4) / 2)
     }
 
     /// Whether (x, y) lies inside the convex polygon `corners` (either winding).
