@@ -73,6 +73,11 @@ public enum QRScanner {
             }
             return found
         }
+        // A photo where the mean window saw a finder or two but no three that make a code: the
+        // same finer look, before zbar's look at every line spends the budget.
+        if let (first, _) = all[0].1(), first.width * first.height > photoPixels, locateOnce().triples == 0 {
+            _ = locate(all[0], binarise: { ImageOps.binariseBlocks($0, block: fineBlock(all[0])) }, deadline: deadline, add: add)
+        }
         // The image as it is first: most pictures are read here.
         for (index, (name, make)) in all.enumerated() {
             if index > 0 {
@@ -122,6 +127,8 @@ public enum QRScanner {
     struct Located {
         var seen = 0
         var unread = 0
+        /// Triples of finders that make a plausible code, in either polarity.
+        var triples = 0
     }
 
     /// The finder-pattern pass on the first pass's image, dark codes on light and light on dark.
@@ -149,6 +156,7 @@ public enum QRScanner {
             if light && readCodes > 0 { break }
             let all = seen[light ? 1 : 0]
             let triples = FinderLocator.triples(all.filter { $0.count >= 2 })
+            located.triples += triples.count
             guard !triples.isEmpty else { continue }
             // Light codes are straightened from the inverted picture: dark on light, as zbar likes.
             let source = light ? GrayImage(width: gray.width, height: gray.height, pixels: gray.pixels.map { 255 &- $0 }) : gray
