@@ -26,7 +26,10 @@ and dealt alternately, tune first. Fixed by SEED: rerunning gives the same halve
   scripts/qr-split.py instructions MEISHI [--half tune|held]
                                                  per-image median instructions (valgrind
                                                  callgrind) of meishi scan --raw and zbarimg: a
-                                                 figure the machine's load does not move
+                                                 figure the machine's load does not move (under
+                                                 valgrind the scanner's 100 ms processor-time
+                                                 budget runs out sooner, so an image the later
+                                                 passes would read counts less than it costs)
 
 eval also prints each upstream group apart (zxing-java's qrcode-1 … qrcode-6 folders, whose
 upstream tests name their kind: 4 is t-shirts, 5 hard exposure and self-shadowing, 6 small
