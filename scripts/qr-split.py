@@ -19,6 +19,21 @@ and dealt alternately, tune first. Fixed by SEED: rerunning gives the same halve
                                                  codes found, wrong, per-image median ms
   scripts/qr-split.py cpu MEISHI                 per-image median processor time of meishi scan
                                                  --raw and zbarimg, per set and half
+  scripts/qr-split.py time MEISHI [--runs N]     per-image median wall time, one process per image,
+                                                 meishi and zbarimg interleaved image by image
+                                                 (N runs each, default 5), per set and half, with
+                                                 the load average before and after
+  scripts/qr-split.py instructions MEISHI [--half tune|held]
+                                                 per-image median instructions (valgrind
+                                                 callgrind) of meishi scan --raw and zbarimg: a
+                                                 figure the machine's load does not move (under
+                                                 valgrind the scanner's 100 ms processor-time
+                                                 budget runs out sooner, so an image the later
+                                                 passes would read counts less than it costs)
+
+eval also prints each upstream group apart (zxing-java's qrcode-1 … qrcode-6 folders, whose
+upstream tests name their kind: 4 is t-shirts, 5 hard exposure and self-shadowing, 6 small
+finders under rotation).
 """
 import hashlib
 import importlib.util
@@ -120,6 +135,22 @@ def evaluate(meishi, out, halves, only):
             extra = f" +{c['decoded']}u" if c["decoded"] or c["none"] else ""
             cells.append(f"{c['ok']:>4} w{c['wrong']:<3}{extra:>5} {c['time_median_ms']:5.0f}")
         print(f"{name:26} {labelled:>8}" + "".join(f"  {x:>22}" for x in cells))
+    groups = {}
+    for path, s in d["sets"].items():
+        name = path.rstrip("/").split("/")[-1]
+        setname, half = name.rsplit("-", 1)
+        for item in s["detail"]:
+            g = f"{setname} {group(setname, os.path.join(out, name), item['id'])}"
+            for dec, r in item.items():
+                if isinstance(r, dict):
+                    c = groups.setdefault(g, {}).setdefault(half, {}).setdefault(short(dec), [0, 0, 0])
+                    c[0] += r["v"] == "ok" or r["v"] == "decoded"
+                    c[1] += r["v"] == "wrong"
+                    c[2] += 1
+    print("per upstream group (images read / images, w = wrong; unlabelled: images with an output):")
+    for g in sorted(groups):
+        for half, by in sorted(groups[g].items(), reverse=True):
+            print(f"  {g + ' ' + half:32}" + "".join(f"  {k} {c[0]:>3}/{c[2]:<3} w{c[1]:<2}" for k, c in by.items()))
     for half in halves:
         print(f"{'TOTAL ' + half:26} " + "  ".join(
             f"{k} {t[0]}/{t[2]} w{t[1]} (+{t[3]} unlabelled decoded)" for (h, k), t in totals.items() if h == half))
@@ -144,12 +175,81 @@ def cpu(meishi):
         image = os.path.join(path, f)
         t = per.setdefault(f"{name}-{half}", ([], []))
         t[0].append(used([meishi, "scan", "--raw", image]))
-        t[1].append(used(["zbarimg", "-q", "--raw", "-Sdisable", "-Sqrcode.enable", image]))
+        t[1].append(used(ZBARIMG + [image]))
     every = ([], [])
     for key, (m, z) in per.items():
         every[0].extend(m); every[1].extend(z)
         print(f"{key:26} cpu ms per image, median: meishi {statistics.median(m):6.1f}  zbarimg {statistics.median(z):6.1f}")
     print(f"{'every image':26} cpu ms per image, median: meishi {statistics.median(every[0]):6.1f}  zbarimg {statistics.median(every[1]):6.1f}")
+
+
+ZBARIMG = ["zbarimg", "-q", "--raw", "-Sdisable", "-Sqrcode.enable"]
+
+
+def loadavg():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def wall(meishi, runs):
+    """Per-image median wall time of one process per image, meishi and zbarimg run one after the
+    other for each image and run, so a change in the machine's load falls on both alike."""
+    import statistics
+    import time
+
+    def once(argv):
+        t0 = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C.UTF-8"))
+        return (time.perf_counter() - t0) * 1000
+
+    print(f"load average before: {loadavg()}  ({os.cpu_count()} cores; {runs} runs of each per image, interleaved)")
+    per, slow = {}, []
+    for name, half, path, stem, f in split():
+        image = os.path.join(path, f)
+        m, z = [], []
+        for _ in range(runs):
+            m.append(once([meishi, "scan", "--raw", image]))
+            z.append(once(ZBARIMG + [image]))
+        mm, zz = statistics.median(m), statistics.median(z)
+        for key in (f"{name}-{half}", f"every image {half}", "every image"):
+            t = per.setdefault(key, ([], []))
+            t[0].append(mm); t[1].append(zz)
+        slow.append((mm, zz, f"{name}/{f}"))
+    for key, (m, z) in sorted(per.items(), key=lambda kv: (kv[0].startswith("every"), kv[0])):
+        print(f"{key:26} wall ms per image, median: meishi {statistics.median(m):6.1f}  zbarimg {statistics.median(z):6.1f}"
+              f"  ratio {statistics.median(m) / statistics.median(z):4.2f}   (p90 meishi {sorted(m)[int(0.9 * (len(m) - 1))]:.0f}, zbarimg {sorted(z)[int(0.9 * (len(z) - 1))]:.0f})")
+    print("slowest for meishi: " + ", ".join(f"{n} {m:.0f} ms (zbarimg {z:.0f})" for m, z, n in sorted(slow, reverse=True)[:6]))
+    print(f"load average after: {loadavg()}")
+
+
+def instructions(meishi, halves):
+    """Per-image median instruction count under callgrind (on a copy of meishi without debug
+    information, which valgrind would otherwise spend seconds reading)."""
+    import statistics
+    import tempfile
+
+    def count(argv):
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, LC_ALL="C.UTF-8"))
+        refs = [l for l in p.stderr.decode("utf-8", "replace").splitlines() if "refs:" in l or "Collected :" in l]
+        return int(refs[-1].split()[-1].replace(",", "")) if refs else None
+
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "meishi")
+        subprocess.run(["strip", "--strip-debug", "-o", plain, meishi], check=True)
+        per = {}
+        for name, half, path, stem, f in split():
+            if half not in halves:
+                continue
+            image = os.path.join(path, f)
+            m, z = count([plain, "scan", "--raw", image]), count(ZBARIMG + [image])
+            if m is None or z is None:
+                continue
+            for key in (f"{name}-{half}", f"every image {half}"):
+                t = per.setdefault(key, ([], []))
+                t[0].append(m); t[1].append(z)
+    for key, (m, z) in sorted(per.items(), key=lambda kv: (kv[0].startswith("every"), kv[0])):
+        print(f"{key:26} instructions per image, median: meishi {statistics.median(m) / 1e6:7.1f} M  zbarimg "
+              f"{statistics.median(z) / 1e6:7.1f} M  ratio {statistics.median(m) / statistics.median(z):4.2f}  ({len(m)} images)")
 
 
 if __name__ == "__main__":
@@ -161,6 +261,14 @@ if __name__ == "__main__":
         print("\n".join(link(sys.argv[2])))
     elif cmd == "cpu":
         cpu(os.path.abspath(sys.argv[2]))
+    elif cmd == "time":
+        args = sys.argv[2:]
+        runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
+        wall(os.path.abspath(args[0]), runs)
+    elif cmd == "instructions":
+        args = sys.argv[2:]
+        halves = [args[args.index("--half") + 1]] if "--half" in args else ["tune", "held"]
+        instructions(os.path.abspath(args[0]), halves)
     elif cmd == "eval":
         args = sys.argv[2:]
         halves, only = ["tune", "held"], None

@@ -18,7 +18,8 @@ public struct FoundCode: Equatable, Sendable {
 /// on a per-block threshold at two block sizes, then the full-resolution photo and locally
 /// binarised, smoothed and upscaled copies. Passes run until every located code is read or the
 /// time budget is spent; where the locator sees nothing finder-like, the scan ends after zbar's
-/// first look (on a photo, one at every second line). Every code is reported once.
+/// first look (on a photo, one at every second line, then the locator's look on a threshold per
+/// block of a few pixels, for small blurred codes). Every code is reported once.
 public enum QRScanner {
     /// Longest side zbar sees in the first pass; larger images are area-downscaled first.
     static let firstPassSide = 1600
@@ -64,7 +65,18 @@ public enum QRScanner {
             for code in ZBar.scan(first, density: 2) {
                 add(code.bytes, code.points.map { (Int(Double($0.x) * factor), Int(Double($0.y) * factor)) }, "first")
             }
+            // A small code under blur (modules of two or three pixels on a card seen from afar):
+            // the mean window, a sixteenth of the picture, averages its finders' rings away, and
+            // a threshold per block of a few pixels still sees them.
+            if found.isEmpty, !deadline.passed {
+                _ = locate(all[0], binarise: { ImageOps.binariseBlocks($0, block: fineBlock(all[0])) }, deadline: deadline, add: add)
+            }
             return found
+        }
+        // A photo where the mean window saw a finder or two but no three that make a code: the
+        // same finer look, before zbar's look at every line spends the budget.
+        if let (first, _) = all[0].1(), first.width * first.height > photoPixels, locateOnce().triples == 0 {
+            _ = locate(all[0], binarise: { ImageOps.binariseBlocks($0, block: fineBlock(all[0])) }, deadline: deadline, add: add)
         }
         // The image as it is first: most pictures are read here.
         for (index, (name, make)) in all.enumerated() {
@@ -115,6 +127,8 @@ public enum QRScanner {
     struct Located {
         var seen = 0
         var unread = 0
+        /// Triples of finders that make a plausible code, in either polarity.
+        var triples = 0
     }
 
     /// The finder-pattern pass on the first pass's image, dark codes on light and light on dark.
@@ -142,6 +156,7 @@ public enum QRScanner {
             if light && readCodes > 0 { break }
             let all = seen[light ? 1 : 0]
             let triples = FinderLocator.triples(all.filter { $0.count >= 2 })
+            located.triples += triples.count
             guard !triples.isEmpty else { continue }
             // Light codes are straightened from the inverted picture: dark on light, as zbar likes.
             let source = light ? GrayImage(width: gray.width, height: gray.height, pixels: gray.pixels.map { 255 &- $0 }) : gray
@@ -205,6 +220,12 @@ public enum QRScanner {
         guard let (gray, _) = first.1() else { return [] }
         let small = max(4, max(gray.width, gray.height) / 200)
         return [small, small * 4]
+    }
+
+    /// Block size of the per-block threshold for small codes: half the smaller of `blockSizes`,
+    /// a four-hundredth of the longer side (4 pixels on the first pass of a photo).
+    static func fineBlock(_ first: Pass) -> Int {
+        max(2, (blockSizes(first).first ?? 4) / 2)
     }
 
     /// Whether (x, y) lies inside the convex polygon `corners` (either winding).
