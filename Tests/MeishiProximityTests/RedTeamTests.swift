@@ -110,4 +110,46 @@ import Glibc
         #expect(table.count <= Discovery.maximumPeers)
         #expect(table.values.filter { $0.host == "10.0.0.66" }.count <= Discovery.maximumPeersPerAddress)
     }
+
+    /// Forged session ids spread over many addresses, each at its limit, filled the table (64
+    /// ids from 16 addresses): the honest peer was never stored. A full table now gives way to an
+    /// address holding at least two entries fewer than the address holding most.
+    @Test func aFullTableGivesWayToAnAddressHoldingLess() {
+        var table: [String: DiscoveredPeer] = [:]
+        let perAddress = Discovery.maximumPeersPerAddress
+        for t in 0..<3 {
+            for n in 0..<Discovery.maximumPeers {
+                let a = Announcement(sessionID: Array(repeating: UInt8(n % 256), count: 15) + [UInt8(n / 256)], port: 9, nameplate: 7)
+                Discovery.record(a, from: Self.address("10.1.\(n / perAddress / 250).\(n / perAddress % 250)"), now: Double(t), in: &table)
+            }
+        }
+        #expect(table.count == Discovery.maximumPeers)
+        let honest = Announcement(sessionID: SecureRandom.bytes(16), port: 47823, nameplate: 7)
+        Discovery.record(honest, from: Self.address("10.0.0.2"), now: 2.5, in: &table)
+        #expect(table[Hex.encode(honest.sessionID)] != nil, "the honest peer was not stored")
+        #expect(table.count == Discovery.maximumPeers)
+        // The forger's address that gave way cannot take the place back from the honest peer.
+        for t in 3..<5 {
+            for n in 0..<Discovery.maximumPeers {
+                let a = Announcement(sessionID: Array(repeating: UInt8(n % 256), count: 15) + [UInt8(n / 256)], port: 9, nameplate: 7)
+                Discovery.record(a, from: Self.address("10.1.\(n / perAddress / 250).\(n / perAddress % 250)"), now: Double(t) * 0.5 + 1, in: &table)
+            }
+            Discovery.record(honest, from: Self.address("10.0.0.2"), now: Double(t) * 0.5 + 1, in: &table)
+        }
+        #expect(table[Hex.encode(honest.sessionID)] != nil, "the honest peer was pushed out again")
+    }
+
+    /// Candidates are dialled each address's first-heard one before any address's second: ids
+    /// forged from one address, heard first and sorting first, do not queue the honest peer.
+    @Test func candidatesFromOneAddressDoNotQueueTheOthers() {
+        let forged = (0..<8).map { n in
+            DiscoveredPeer(announcement: Announcement(sessionID: [0] + Array(repeating: UInt8(n), count: 15), port: 9, nameplate: 7),
+                           address: Self.address("10.0.0.66"), lastSeen: Double(n))
+        }
+        let honest = DiscoveredPeer(announcement: Announcement(sessionID: [0xFF] + SecureRandom.bytes(15), port: 47823, nameplate: 7),
+                                    address: Self.address("10.0.0.2"), lastSeen: 20)
+        let order = Rendezvous.order(forged + [honest], skipping: [])
+        #expect(order.prefix(2).map(\.host) == ["10.0.0.66", "10.0.0.2"])
+        #expect(Rendezvous.order(forged + [honest], skipping: [forged[0].announcement.sessionID]).first?.host == "10.0.0.2")
+    }
 }

@@ -78,10 +78,13 @@ extension ExchangeSession {
     public func handle(_ input: Input) -> [Action] {
         guard !finished else { return [] }
         var actions: [Action]
+        let revealedBefore = codeRevealed
         do {
             actions = try step(input)
         } catch {
-            actions = failed(error)
+            // What is sent now (a MISMATCH too) lets the peer compute or test the code: the try
+            // is taken before it goes (docs/PROTOCOL.md §5.4).
+            actions = (!revealedBefore && codeRevealed ? [.spendGuess] : []) + failed(error)
         }
         if case .finish? = actions.last { finished = true }
         return actions

@@ -158,9 +158,10 @@ public final class ExchangeSession {
         if case .acknowledged = incoming { true } else { false }
     }
 
-    /// This side has sent what lets the peer compute the code (the listener's RESPONSE, the
-    /// dialer's REVEAL). From here an abandoned session has shown the peer one code sample: a
-    /// spent guess (docs/PROTOCOL.md §5.4).
+    /// This side is about to send what lets the peer compute the code or learn whether its guess
+    /// of it was right (the listener's RESPONSE, the dialer's REVEAL; with a code the dialer's
+    /// PAKE FINISH, and the listener's check of it). From here an abandoned session has shown the
+    /// peer one code sample: a spent guess (docs/PROTOCOL.md §5.4).
     public private(set) var codeRevealed = false
 
     /// Both people confirmed, both cards verified, both acknowledged: safe to store.
@@ -296,8 +297,7 @@ public final class ExchangeSession {
             handshake = .awaitingPAKEFinish(r)
             let reply = [Message.pakeReply.rawValue, Self.protocolVersion] + pakeNonce + r.message.encoded
             transcript += reply
-            // Yb depends on the password: from here an abandoned run is a spent guess.
-            codeRevealed = true
+            // Yb alone lets the peer test no code (CPace): a run abandoned here spends no guess.
             return ([reply], nil)
         case (.pakeReply, .dialer):
             guard case .awaitingPAKEReply = handshake else { throw .unexpectedMessage("PAKE REPLY out of order") }
@@ -332,6 +332,9 @@ public final class ExchangeSession {
             }
             let session: CPace.ResponderSession
             do { session = try responder.finish(initiatorMessage: initiatorMessage) } catch { throw .weakKey }
+            // Checking Ta tests the peer's guess of the code, and CONFIRM or MISMATCH tells the
+            // outcome: a spent guess from here (the try is taken before either is sent).
+            codeRevealed = true
             let ours: CPace.ConfirmationTag
             do { ours = try session.confirmation(afterVerifying: tag) } catch {
                 // Nothing derived from the key goes back: only the news that the codes differ.

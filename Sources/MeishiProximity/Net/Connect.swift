@@ -24,7 +24,7 @@ extension ExchangeTransport {
                     firstRefusal = nil
                 }
                 let refusedTooLong = firstRefusal.map { now() - $0 > refusedGrace } ?? false
-                guard now() < deadline, !refusedTooLong else { return .failure(ConnectFailure(words: plainWords(error))) }
+                guard now() < deadline, !refusedTooLong, !Task.isCancelled else { return .failure(ConnectFailure(words: plainWords(error))) }
                 try? await Task.sleep(for: pause)
             }
         }

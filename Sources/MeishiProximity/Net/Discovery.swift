@@ -95,11 +95,14 @@ public struct DiscoveredPeer: Equatable, Sendable {
     /// elsewhere never move it), with the IPv6 scope of a link-local sender.
     public var addresses: [SocketAddress]
     public var lastSeen: Double
+    /// When this session id was first heard.
+    public let firstSeen: Double
 
     public init(announcement: Announcement, address: SocketAddress, lastSeen: Double) {
         self.announcement = announcement
         self.addresses = [address]
         self.lastSeen = lastSeen
+        self.firstSeen = lastSeen
     }
 
     /// Where to reach the peer: the first address heard for it. Not "IPv4 when there is one": when
@@ -130,8 +133,10 @@ public final class Discovery: Sendable {
     public static let expiry: Double = 3.5
 
     public let sessionID: [UInt8]
-    /// Most peers kept at once; announcements from further session ids are ignored until some expire.
-    static let maximumPeers = 64
+    /// Most peers kept at once. When the table is full, a source address holding at least two
+    /// entries fewer than the address holding most takes that address's newest entry's place;
+    /// otherwise announcements of further session ids are ignored until some expire.
+    static let maximumPeers = 256
     /// Peers one source address may announce (several meishi on one machine, not a flood).
     static let maximumPeersPerAddress = 4
     typealias Datagrams = NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
@@ -269,7 +274,8 @@ public final class Discovery: Sendable {
     /// Adds or refreshes a peer. The first address heard for a session id in each address family
     /// is pinned: a later datagram with the same id from elsewhere (a replay) never moves it, and
     /// one with other content under that id is ignored. The table holds at most `maximumPeers`,
-    /// and at most `maximumPeersPerAddress` announced from one source address.
+    /// and at most `maximumPeersPerAddress` announced from one source address; a full table gives
+    /// way to an address holding fewer entries than the address holding most.
     static func record(_ a: Announcement, from address: SocketAddress, now: Double, in p: inout [String: DiscoveredPeer]) {
         let key = Hex.encode(a.sessionID)
         if var old = p[key] {
@@ -281,9 +287,17 @@ public final class Discovery: Sendable {
             return
         }
         p = p.filter { now - $0.value.lastSeen < expiry }
-        guard p.count < maximumPeers else { return }
         // One sender cannot fill the table with session ids of its own and shut out the others.
-        guard p.values.filter({ $0.addresses.contains { $0.ipAddress == address.ipAddress } }).count < maximumPeersPerAddress else { return }
+        let mine = p.values.filter({ $0.addresses.contains { $0.ipAddress == address.ipAddress } }).count
+        guard mine < maximumPeersPerAddress else { return }
+        if p.count >= maximumPeers {
+            // Full: the newcomer's address takes a place from the address holding most, if it holds
+            // at least two more (forged ids spread over many addresses cannot keep another out).
+            let held = Dictionary(grouping: p.values) { $0.address.ipAddress ?? "" }
+            guard let (_, most) = held.max(by: { $0.value.count < $1.value.count }), most.count > mine + 1,
+                  let newest = most.max(by: { $0.firstSeen < $1.firstSeen }) else { return }
+            p[Hex.encode(newest.announcement.sessionID)] = nil
+        }
         p[key] = DiscoveredPeer(announcement: a, address: address, lastSeen: now)
     }
 

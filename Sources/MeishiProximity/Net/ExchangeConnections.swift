@@ -76,15 +76,25 @@ public enum ExchangeTransport {
                                onlySessions: nil)
     }
 
+    /// Connections a listener serves at once, and from one source address (docs/PROTOCOL.md §5.4).
+    static let maximumConnections = 32
+    static let maximumPerSource = 4
+
     /// Serves `server` until one exchange ends by a person's decision, the guess budget is
     /// spent, or `timeout` passes. With `onlySessions` (after discovery), a connection must first
     /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
     /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
     /// A pairing whose codes do not match (`--code` mistyped on one side) ends the run at once,
     /// unless `othersPending` says other candidates are still being tried.
+    ///
+    /// Connections are served at once, each in its own task, at most `maximumConnections` and
+    /// `maximumPerSource` from one address: when the slots are full the oldest connection that has
+    /// not finished its handshake is cut, so idle or stalled connections cannot hold the honest
+    /// peer up. One session at a time goes past its handshake (`SessionClaim`): the person is asked
+    /// about one code at a time, and one card is exchanged.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
                              budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?,
-                             othersPending: @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
+                             othersPending: @escaping @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -94,71 +104,99 @@ public enum ExchangeTransport {
         defer { overall.cancel() }
         let guardian = PeerGuard()
         let quietFailures = FailureSummary(log: participant.log)
-        var outcome: Result<ExchangeResult, ExchangeFailure>?
+        let slots = ConnectionSlots(total: maximumConnections, perSource: maximumPerSource)
+        let claim = SessionClaim()
+        // The sessions in progress, closed when the run is decided or its time is up.
+        let open = NIOLockedValueBox<[Int: Channel]>([:])
+        let outcome = NIOLockedValueBox<Result<ExchangeResult, ExchangeFailure>?>(nil)
+        @Sendable func decide(_ result: Result<ExchangeResult, ExchangeFailure>) {
+            guard outcome.withLockedValue({ o in defer { if o == nil { o = result } }; return o == nil }) else { return }
+            channel.channel.close(promise: nil)
+            for c in open.withLockedValue({ Array($0.values) }) { c.close(promise: nil) }
+        }
+        /// What one finished session means for the run (`decide` when it is over).
+        @Sendable func settle(_ attempt: Result<ExchangeResult, ExchangeFailure>, session: ExchangeSession, address: String) {
+            switch attempt {
+            case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
+                // A person decided: the exchange is over either way.
+                decide(attempt)
+            case .failure(.tooManyGuesses):
+                // The last try is held by a pairing still in progress: this one was refused before it
+                // revealed anything.
+                guardian.recordFailure(address, now: now())
+                if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
+                quietFailures.record("refused \(address): no tries left while another pairing is in progress", now: now())
+            case .failure(let error):
+                guardian.recordFailure(address, now: now())
+                guard session.codeRevealed else {
+                    // Never got far enough to use the code (a port scan, garbage, a cut idle connection): costs nothing.
+                    quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
+                    return
+                }
+                // The try was taken when the code was first used (`run`).
+                participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
+                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
+                if case .protocolFailure(.codesDoNotMatch) = error {
+                    // Most likely a mistyped code: both people had better know now than at --timeout.
+                    guard othersPending() else { return decide(attempt) }
+                    participant.log("still trying the other peers announcing the same code")
+                    return
+                }
+                participant.log("still listening")
+            }
+        }
         do {
             try await channel.executeThenClose { inbound in
-                for try await accepted in inbound {
-                    guard let connection = accepted.take() else { continue }
-                    let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
-                    if guardian.isBanned(address, now: now()) {
-                        quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
-                        try? await connection.channel.close()
-                        continue
-                    }
-                    let session = participant.session(.listener)
-                    let attempt: Result<ExchangeResult, ExchangeFailure>
+                await withDiscardingTaskGroup { group in
                     do {
-                        attempt = .success(try await run(session, on: connection, participant: participant, stepTimeout: stepTimeout,
-                                                         address: address, budget: budget,
-                                                         expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
-                    } catch {
-                        attempt = .failure(error as? ExchangeFailure ?? .io("\(error)"))
-                    }
-                    switch attempt {
-                    case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
-                        // A person decided: the exchange is over either way.
-                        outcome = attempt
-                        return
-                    case .failure(.tooManyGuesses):
-                        // The last try is held by a pairing still in progress (the dial of discovery):
-                        // this one was refused before it revealed anything.
-                        guardian.recordFailure(address, now: now())
-                        if budget.exhausted {
-                            outcome = .failure(.tooManyGuesses(budget.spent))
-                            return
-                        }
-                        quietFailures.record("refused \(address): no tries left while another pairing is in progress", now: now())
-                    case .failure(let error):
-                        guardian.recordFailure(address, now: now())
-                        guard session.codeRevealed else {
-                            // Never got far enough to learn a code (a port scan, garbage): costs nothing.
-                            quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
-                            continue
-                        }
-                        // The try was taken when the code could first be computed (`run`).
-                        participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
-                                        + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
-                        if budget.exhausted {
-                            outcome = .failure(.tooManyGuesses(budget.spent))
-                            return
-                        }
-                        if case .protocolFailure(.codesDoNotMatch) = error {
-                            // Most likely a mistyped code: both people had better know now than at --timeout.
-                            guard othersPending() else {
-                                outcome = attempt
-                                return
+                        for try await accepted in inbound {
+                            guard let connection = accepted.take() else { continue }
+                            let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                            if guardian.isBanned(address, now: now()) {
+                                quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
+                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
+                                continue
                             }
-                            participant.log("still trying the other peers announcing the same code")
-                            continue
+                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
+                                quietFailures.record("cut a connection from \(why)", now: now())
+                            }) else {
+                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
+                                continue
+                            }
+                            open.withLockedValue { $0[slot] = connection.channel }
+                            group.addTask {
+                                defer {
+                                    claim.release(slot)
+                                    open.withLockedValue { $0[slot] = nil }
+                                    slots.release(slot)
+                                }
+                                let session = participant.session(.listener)
+                                let attempt: Result<ExchangeResult, ExchangeFailure>
+                                do throws(ExchangeFailure) {
+                                    let claiming = claim.participant(participant, slot: slot) { slots.greeted(slot) }
+                                    attempt = .success(try await run(session, on: connection, participant: claiming, stepTimeout: stepTimeout,
+                                                                     address: address, budget: budget,
+                                                                     expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
+                                } catch {
+                                    attempt = .failure(error)
+                                }
+                                if outcome.withLockedValue({ $0 == nil }) { settle(attempt, session: session, address: address) }
+                            }
                         }
-                        participant.log("still listening")
+                    } catch {}
+                    // The run is decided or its time is up: what is still in progress ends now,
+                    // except the session past its handshake (a person may be answering).
+                    let held = claim.holder
+                    for (slot, c) in open.withLockedValue({ $0 }) where slot != held || outcome.withLockedValue({ $0 != nil }) {
+                        c.close(promise: nil)
                     }
                 }
             }
         } catch {
-            if outcome == nil && !expired.withLockedValue({ $0 }) { throw .io("listener failed: \(error)") }
+            if outcome.withLockedValue({ $0 == nil }) && !expired.withLockedValue({ $0 }) { throw .io("listener failed: \(error)") }
         }
-        if let outcome { return try outcome.get() }
+        if let decided = outcome.withLockedValue({ $0 }) { return try decided.get() }
         throw .timedOut("no peer completed an exchange")
     }
 

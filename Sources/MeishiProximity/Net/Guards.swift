@@ -48,3 +48,52 @@ final class PeerGuard: Sendable {
         failures.withLockedValue { $0[address, default: []].append(now) }
     }
 }
+
+/// The one session of a listener allowed past its handshake at a time (sessions are served at
+/// once): the first to ask the person about its code (digits) or to sign its card (`--code`)
+/// holds it until it ends; another asking meanwhile waits (digits) or is refused (`--code`).
+final class SessionClaim: Sendable {
+    private let state = NIOLockedValueBox<Int?>(nil)
+
+    /// The session holding the claim, if any.
+    var holder: Int? { state.withLockedValue { $0 } }
+
+    /// Takes the claim for `id` unless another session holds it.
+    func tryTake(_ id: Int) -> Bool {
+        state.withLockedValue { h in
+            guard h == nil || h == id else { return false }
+            h = id
+            return true
+        }
+    }
+
+    /// Waits for the claim; false when the task is cancelled first (its connection closed).
+    func take(_ id: Int) async -> Bool {
+        while !tryTake(id) {
+            if Task.isCancelled { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    func release(_ id: Int) {
+        state.withLockedValue { h in if h == id { h = nil } }
+    }
+
+    /// `participant` for the session of `id`: it takes the claim before the person is asked and
+    /// before its card is signed, and `claimed` hears that it did.
+    func participant(_ participant: ExchangeParticipant, slot id: Int, claimed: @escaping @Sendable () -> Void) -> ExchangeParticipant {
+        var claiming = participant
+        claiming.confirmCode = { code in
+            guard await self.take(id) else { return false }
+            claimed()
+            return await participant.confirmCode(code)
+        }
+        claiming.card = {
+            guard self.tryTake(id) else { throw ExchangeFailure.unreachable("another pairing is already past its handshake") }
+            claimed()
+            return try participant.card()
+        }
+        return claiming
+    }
+}

@@ -1,5 +1,6 @@
 import MeishiCard
 import NIOConcurrencyHelpers
+import MeishiText
 import NIOCore
 import NIOPosix
 
@@ -41,11 +42,42 @@ public enum Rendezvous {
         listening(server.port)
         discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
-        let chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { peers, now in
-            choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+        // Without a code, peers heard together are first checked for a TCP listener at their
+        // announced port: a forged announcement (an alias copied) is dropped, not a reason to stop.
+        let checked = NIOLockedValueBox<(alive: Set<[UInt8]>, dead: Set<[UInt8]>)>(([], []))
+        var chosen: DiscoveredPeer?
+        while true {
+            let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
+            chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
+                let (alive, dead) = checked.withLockedValue { $0 }
+                let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
+                if code == nil, now - start >= window, peers.count > 1 {
+                    let new = peers.filter { !alive.contains($0.announcement.sessionID) }
+                    if !new.isEmpty {
+                        unchecked.withLockedValue { $0 = new }
+                        return new[0]  // ends the wait: check them, then choose again
+                    }
+                }
+                return choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+            }
+            let new = unchecked.withLockedValue { $0 }
+            guard !new.isEmpty else { break }
+            let refused = await unreachable(new)
+            checked.withLockedValue { c in
+                c.dead.formUnion(refused.map(\.announcement.sessionID))
+                c.alive.formUnion(new.map(\.announcement.sessionID).filter { id in !refused.contains { $0.announcement.sessionID == id } })
+            }
+            for peer in refused {
+                participant.log("ignoring the peer announced at \(peer.host) port \(peer.announcement.port)"
+                                + (peer.announcement.alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
+                                + ": nothing accepts a connection there (a forged or stale announcement)")
+            }
         }
         let outcome: Result<ExchangeResult, ExchangeFailure>
         if let several = ambiguous.withLockedValue({ $0 }) {
+            // The others heard us too and may still be checking who listens: stay reachable (and
+            // announced) while they do, or they would drop us as gone and pair among themselves.
+            try? await Task.sleep(for: .milliseconds(Int64((window + probeWait) * 1000)))
             outcome = .failure(.ambiguous(several))
         } else if let chosen {
             if let code {
@@ -103,33 +135,8 @@ public enum Rendezvous {
                 }
             }
             group.addTask {
-                var tried = Set<[UInt8]>()
-                var last: ExchangeFailure = .noPeer(withCode: true)
-                while ExchangeTransport.now() < deadline, !Task.isCancelled {
-                    guard let peer = candidates().first(where: {
-                        dials(own: own, peer: $0.announcement.sessionID) && !tried.contains($0.announcement.sessionID)
-                    }) else {
-                        try? await Task.sleep(for: .milliseconds(20))
-                        continue
-                    }
-                    tried.insert(peer.announcement.sessionID)
-                    do throws(ExchangeFailure) {
-                        return .success(try await ExchangeTransport.dial(
-                            peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)", stepTimeout: stepTimeout,
-                            waitFor: dialWait, introduce: (own, peer.announcement.sessionID), budget: budget, participant: participant))
-                    } catch {
-                        switch error {
-                        case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses: return .failure(error)
-                        case .protocolFailure(.codesDoNotMatch) where !candidates().contains(where: { $0.announcement.sessionID != peer.announcement.sessionID }):
-                            // The only peer announcing this N: most likely one side mistyped the code.
-                            return .failure(error)
-                        default:
-                            last = error
-                            participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
-                        }
-                    }
-                }
-                return .failure(last)
+                await dialInTurn(candidates, own: own, code: code, deadline: deadline, stepTimeout: stepTimeout,
+                                 participant: participant, budget: budget)
             }
             var failures: [ExchangeFailure] = []
             for await result in group {
@@ -152,6 +159,113 @@ public enum Rendezvous {
             // Both gave up: the server's word (timed out) says more than the last dial's.
             return .failure(failures.first { if case .timedOut = $0 { true } else { false } } ?? failures.first ?? .noPeer(withCode: true))
         }
+    }
+
+    /// The peers among `peers` at whose announced TCP port nothing accepts a connection within
+    /// `probeWait` (checked at once; a connection that is accepted is closed unused).
+    static func unreachable(_ peers: [DiscoveredPeer]) async -> [DiscoveredPeer] {
+        await withTaskGroup(of: DiscoveredPeer?.self) { probes in
+            for peer in peers {
+                probes.addTask {
+                    let until = ExchangeTransport.now() + probeWait
+                    switch await ExchangeTransport.connect(to: peer.tcpAddress, until: until, attemptTimeout: { _ in .milliseconds(Int64(probeWait * 1000)) },
+                                                           refusedGrace: probeWait / 2, pause: .milliseconds(50)) {
+                    case .success(let connection):
+                        try? await connection.executeThenClose { _, _ in }
+                        return nil
+                    case .failure:
+                        return peer
+                    }
+                }
+            }
+            return await probes.reduce(into: []) { if let p = $1 { $0.append(p) } }
+        }
+    }
+
+    /// How long a peer heard among others has to accept a connection at its announced port.
+    static let probeWait = 1.0
+
+    /// Dials at once to this many candidates, each at another address.
+    static let parallelDials = 8
+
+    /// Dials the candidates this side should dial (session-id rule), up to `parallelDials` at once
+    /// and one per source address at a time, each address's first-heard candidate before its later
+    /// ones: session ids forged from a few addresses cannot queue the honest peer behind them. The
+    /// first exchange that completes wins; a person's decision or a spent budget ends the others.
+    static func dialInTurn(_ candidates: @escaping @Sendable () -> [DiscoveredPeer], own: [UInt8], code: ExchangeCode, deadline: Double,
+                           stepTimeout: TimeAmount, participant: ExchangeParticipant,
+                           budget: GuessBudget) async -> Result<ExchangeResult, ExchangeFailure> {
+        enum Event: Sendable {
+            case tick
+            case done(host: String, id: [UInt8], Result<ExchangeResult, ExchangeFailure>)
+        }
+        return await withTaskGroup(of: Event.self) { attempts in
+            var tried = Set<[UInt8]>(), busy = Set<String>()
+            var last: ExchangeFailure = .noPeer(withCode: true)
+            var ticking = false
+            while true {
+                let now = ExchangeTransport.now()
+                if Task.isCancelled || (busy.isEmpty && now >= deadline) {
+                    attempts.cancelAll()
+                    return .failure(last)
+                }
+                for peer in order(candidates().filter { dials(own: own, peer: $0.announcement.sessionID) }, skipping: tried)
+                where busy.count < parallelDials && !busy.contains(peer.host) && now < deadline {
+                    tried.insert(peer.announcement.sessionID)
+                    busy.insert(peer.host)
+                    attempts.addTask {
+                        do throws(ExchangeFailure) {
+                            return .done(host: peer.host, id: peer.announcement.sessionID, .success(try await ExchangeTransport.dial(
+                                peer.tcpAddress, label: "\(peer.host) port \(peer.announcement.port)", stepTimeout: stepTimeout,
+                                waitFor: dialWait, introduce: (own, peer.announcement.sessionID), budget: budget, participant: participant)))
+                        } catch {
+                            return .done(host: peer.host, id: peer.announcement.sessionID, .failure(error))
+                        }
+                    }
+                }
+                if !ticking {
+                    ticking = true
+                    attempts.addTask {
+                        try? await Task.sleep(for: .milliseconds(20))
+                        return .tick
+                    }
+                }
+                guard case .done(let host, let id, let result)? = await attempts.next() else {
+                    ticking = false
+                    continue
+                }
+                busy.remove(host)
+                switch result {
+                case .success:
+                    attempts.cancelAll()
+                    return result
+                case .failure(let error):
+                    switch error {
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                        attempts.cancelAll()
+                        return result
+                    case .protocolFailure(.codesDoNotMatch) where !candidates().contains(where: { $0.announcement.sessionID != id }):
+                        // The only peer announcing this N: most likely one side mistyped the code.
+                        attempts.cancelAll()
+                        return result
+                    default:
+                        last = error
+                        participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// `peers` not yet tried, each address's first-heard before any address's second.
+    static func order(_ peers: [DiscoveredPeer], skipping tried: Set<[UInt8]>) -> [DiscoveredPeer] {
+        var rank: [String: Int] = [:]
+        let ranked = peers.sorted { $0.firstSeen < $1.firstSeen }.map { peer in
+            defer { rank[peer.host, default: 0] += 1 }
+            return (rank: rank[peer.host, default: 0], peer: peer)
+        }
+        return ranked.filter { !tried.contains($0.peer.announcement.sessionID) }
+            .sorted { ($0.rank, $0.peer.firstSeen) < ($1.rank, $1.peer.firstSeen) }.map(\.peer)
     }
 
     /// The peer to pair with among those heard so far, or nil to keep listening. With several
