@@ -166,14 +166,14 @@ import Glibc
         let server = try await ExchangeTransport.bind(host: "127.0.0.1", port: 0)
         async let served: Result<ExchangeResult, ExchangeFailure> = {
             do throws(ExchangeFailure) {
-                return .success(try await ExchangeTransport.serve(server, timeout: .seconds(8), stepTimeout: .seconds(5), participant: ken,
+                return .success(try await ExchangeTransport.serve(server, timeout: .seconds(30), stepTimeout: .seconds(10), participant: ken,
                                                                   budget: GuessBudget(), onlySessions: (kenID, { heard.withLockedValue { $0 } })))
             } catch { return .failure(error) }
         }()
         async let dialled: Result<ExchangeResult, ExchangeFailure> = {
             do throws(ExchangeFailure) {
                 return .success(try await ExchangeTransport.dial(try! SocketAddress(ipAddress: "127.0.0.1", port: server.port), label: "ken",
-                                                                 stepTimeout: .seconds(5), introduce: (meiID, kenID), budget: GuessBudget(),
+                                                                 stepTimeout: .seconds(10), introduce: (meiID, kenID), budget: GuessBudget(),
                                                                  participant: mei))
             } catch { return .failure(error) }
         }()
