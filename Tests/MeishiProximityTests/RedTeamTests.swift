@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MeishiCard
 import MeishiCrypto
+import NIOConcurrencyHelpers
 import NIOCore
 @testable import MeishiProximity
 
@@ -151,5 +152,35 @@ import Glibc
         let order = Rendezvous.order(forged + [honest], skipping: [])
         #expect(order.prefix(2).map(\.host) == ["10.0.0.66", "10.0.0.2"])
         #expect(Rendezvous.order(forged + [honest], skipping: [forged[0].announcement.sessionID]).first?.host == "10.0.0.2")
+    }
+    /// A dialer dials the moment it hears the listener's announcement, and the listener may hear
+    /// the dialer's own (its answer) only after the connection's introduction: the listener asks
+    /// discovery when the introduction arrives, and gives it a moment to hear that session. Before,
+    /// the candidates were fixed when the connection was accepted: with a code, the honest dialer
+    /// was refused as "not the peer chosen by discovery" (steeredDiscoveryStillPairsTheHonestPeers
+    /// failed every run in which Mei dialled, since discovery rings rather than polls).
+    @Test func aDialerHeardJustAfterItsConnectionIsServed() async throws {
+        let ken = try Self.participant("7-secret-words"), mei = try Self.participant("7-secret-words")
+        let kenID = SecureRandom.bytes(16), meiID = SecureRandom.bytes(16)
+        let heard = NIOLockedValueBox<[[UInt8]]>([])
+        let server = try await ExchangeTransport.bind(host: "127.0.0.1", port: 0)
+        async let served: Result<ExchangeResult, ExchangeFailure> = {
+            do throws(ExchangeFailure) {
+                return .success(try await ExchangeTransport.serve(server, timeout: .seconds(30), stepTimeout: .seconds(10), participant: ken,
+                                                                  budget: GuessBudget(), onlySessions: (kenID, { heard.withLockedValue { $0 } })))
+            } catch { return .failure(error) }
+        }()
+        async let dialled: Result<ExchangeResult, ExchangeFailure> = {
+            do throws(ExchangeFailure) {
+                return .success(try await ExchangeTransport.dial(try! SocketAddress(ipAddress: "127.0.0.1", port: server.port), label: "ken",
+                                                                 stepTimeout: .seconds(10), introduce: (meiID, kenID), budget: GuessBudget(),
+                                                                 participant: mei))
+            } catch { return .failure(error) }
+        }()
+        try await Task.sleep(for: .milliseconds(300))
+        heard.withLockedValue { $0 = [meiID] }  // Mei's announcement, heard after its connection
+        let (k, m) = await (served, dialled)
+        #expect(throws: Never.self) { try k.get() }
+        #expect(throws: Never.self) { try m.get() }
     }
 }

@@ -67,12 +67,20 @@ extension ExchangeSession {
     public enum Introduction: Sendable {
         /// Dialer: our session id, and the listener's we chose.
         case send(own: [UInt8], peer: [UInt8])
-        /// Listener: our session id, and those of the peers discovery may have chosen.
-        case expect(own: [UInt8], candidates: [[UInt8]])
+        /// Listener: our session id, and those of the peers discovery may have chosen, asked when
+        /// the introduction arrives: discovery goes on hearing peers while the connection waits.
+        case expect(own: [UInt8], candidates: @Sendable () -> [[UInt8]])
     }
 
     /// The frame type of the discovery introduction: 0x00 followed by the dialer's session id.
     static let introductionType: UInt8 = 0x00
+
+    /// `body` is the introduction this listener expects, of a session id discovery has not heard
+    /// (yet: the dialer may have dialled the moment it heard our announcement, before we heard its).
+    func introducesUnheardSession(_ body: [UInt8]) -> Bool {
+        guard case .expect(_, let candidates)? = introduction, body.first == Self.introductionType else { return false }
+        return !candidates().contains(Array(body.dropFirst()))
+    }
 
     /// Feeds one input; returns the actions to take, in order.
     public func handle(_ input: Input) -> [Action] {
@@ -135,7 +143,7 @@ extension ExchangeSession {
             heardPeer = true
             if case .expect(let own, let candidates)? = introduction {
                 introduction = nil
-                guard body.first == Self.introductionType, candidates.contains(Array(body.dropFirst())) else {
+                guard body.first == Self.introductionType, candidates().contains(Array(body.dropFirst())) else {
                     return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))]
                 }
                 bindDiscovery(dialerID: Array(body.dropFirst()), listenerID: own)

@@ -177,7 +177,7 @@ public enum ExchangeTransport {
                                     let claiming = claim.participant(participant, slot: slot) { slots.greeted(slot) }
                                     attempt = .success(try await run(session, on: connection, participant: claiming, stepTimeout: stepTimeout,
                                                                      address: address, budget: budget,
-                                                                     expectIntroduction: onlySessions.map { ($0.own, $0.peers()) }))
+                                                                     expectIntroduction: onlySessions.map { ($0.own, $0.peers) }))
                                 } catch {
                                     attempt = .failure(error)
                                 }

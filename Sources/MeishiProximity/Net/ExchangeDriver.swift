@@ -10,13 +10,19 @@ import NIOPosix
 extension ExchangeTransport {
     /// How long a listener waits for a new connection's first frame (an honest dialer sends it at once).
     static let firstFrameTimeout: TimeAmount = .seconds(2)
+    /// How long a listener waits for discovery to hear the session a connection introduces: a
+    /// dialer dials the moment it hears our announcement, and its own (its answer) may arrive just
+    /// after its connection. An announcement is answered at once and repeated every second.
+    static let introductionGrace: Double = 1
 
     /// One session on one connection, post-card phases included; closes the connection at the end.
     /// After discovery the dialer sends `introduce`, and the listener expects one of `expectIntroduction`.
     static func run(_ session: ExchangeSession, on connection: Connection, participant: ExchangeParticipant,
                     stepTimeout: TimeAmount, address: String, budget: GuessBudget? = nil, introduce: (own: [UInt8], peer: [UInt8])? = nil,
-                    expectIntroduction: (own: [UInt8], candidates: [[UInt8]])? = nil) async throws(ExchangeFailure) -> ExchangeResult {
+                    expectIntroduction: (own: [UInt8], candidates: @Sendable () -> [[UInt8]])? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let eventLoop = connection.channel.eventLoop
+        let connectedAt = now()
+        let firstFrameLimit = min(stepTimeout, firstFrameTimeout)
         if let ids = introduce { session.introduction = .send(own: ids.own, peer: ids.peer) }
         if let ids = expectIntroduction { session.introduction = .expect(own: ids.own, candidates: ids.candidates) }
         // A try taken from `budget` before the first frame that reveals a code sample (§5.4).
@@ -72,6 +78,11 @@ extension ExchangeTransport {
                         input = await pending.next() ?? .connectionClosed(error: nil)
                         if case .frame = input { frameRequested = false }
                     }
+                    if case .frame(let body) = input, session.introducesUnheardSession(body) {
+                        // Within the first-frame limit, so its timer cannot fire meanwhile.
+                        let until = min(now() + introductionGrace, connectedAt + Double(firstFrameLimit.nanoseconds) / 1e9 - 0.05)
+                        while session.introducesUnheardSession(body), now() < until { try? await Task.sleep(for: .milliseconds(20)) }
+                    }
                     var sendFailed: (any Error)?
                     for action in session.handle(input) {
                         switch action {
@@ -98,7 +109,7 @@ extension ExchangeTransport {
                         case .arm(let limit):
                             timer?.cancel()
                             timer = limit.map { limit in
-                                eventLoop.scheduleTask(in: limit == .firstFrame ? min(stepTimeout, firstFrameTimeout) : stepTimeout) {
+                                eventLoop.scheduleTask(in: limit == .firstFrame ? firstFrameLimit : stepTimeout) {
                                     feed.yield(.timerFired)
                                 }
                             }
