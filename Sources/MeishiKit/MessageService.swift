@@ -204,11 +204,7 @@ public struct MessageService: Sendable {
         let clock = self.clock
         var responder: MessageProbing.Responder?
         if answerProbes {
-            do {
-                responder = try await MessageProbing.Responder.start(tcpPort: listener.port, table: table, clock: clock, log: log)
-            } catch {
-                log("not answering probes (\(error.description)): senders need --peer HOST:\(listener.port)")
-            }
+            responder = await MessageProbing.Responder.start(tcpPort: listener.port, table: table, clock: clock, log: log)
         }
         let boundPort = listener.port  // read while bound: a closed channel has no address
         listening(boundPort, table.count)

@@ -16,7 +16,9 @@ struct Listen: MeishiCommand {
             stored; a message received twice is acknowledged again and stored once. Messages are kept \
             sealed: read them with 'meishi inbox'. A contact's newer card ('meishi card push') is \
             stored when it verifies, is that contact's and is newer than the one held (the earlier one \
-            stays in the history), and announced: "Ken Sato updated their card: title changed, +phone".
+            stays in the history), and announced: "Ken Sato updated their card: title changed, +phone". \
+            Started before the network is up (or when it goes away), it says it is not answering \
+            probes yet and tries again every 3 seconds; interfaces that come up later are joined.
 
             Without a terminal (the meishi-listen user unit: systemctl --user enable --now \
             meishi-listen) each note received is a line in the journal naming its sender \

@@ -97,10 +97,12 @@ extension NamespaceExchangeTests {
         let teardown = try NamespaceExchangeTests.hosts("mcp", 3)
         defer { teardown() }
         let kenHome = Home(path: ken.home), meiHome = Home(path: mei.home)
-        let listening = try NamespaceExchangeTests.runMeishi("mcp2", kenHome, ["listen", "--for", "20"])
-        try await Task.sleep(for: .seconds(1.5))
-        let pushing = try NamespaceExchangeTests.runMeishi("mcp1", meiHome, ["card", "push", "--json", "--timeout", "6"])
+        let listening = try NamespaceExchangeTests.runMeishi("mcp2", kenHome, ["listen", "--for", "180"])
+        // Generous times: the whole suite runs in parallel on a loaded machine.
+        try #require(try await NamespaceExchangeTests.startedListening(listening).contains("listening for messages"))
+        let pushing = try NamespaceExchangeTests.runMeishi("mcp1", meiHome, ["card", "push", "--json", "--timeout", "20"])
         let pushed = try await offPool { NamespaceExchangeTests.finishMeishi(pushing) }
+        kill(listening.processIdentifier, SIGINT)
         #expect(pushed.status == 0, "\(pushed.err)")
         let results = try #require((try JSONSerialization.jsonObject(with: Data(pushed.out.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
         #expect(results.map { $0["name"] as? String } == ["Ann Lee", "Ken Sato"])

@@ -449,17 +449,18 @@ extension NamespaceExchangeTests {
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken"), ann = try MessagePerson("Ann"), eve = try MessagePerson("Eve")
         for (a, b) in [(mei, ken), (ken, mei), (mei, ann), (ann, mei), (eve, ken)] { try a.knows(b) }
-        let kenListens = try Self.runMeishi("mml1", ken.home, ["listen", "--for", "12", "--json"])
-        let annListens = try Self.runMeishi("mml2", ann.home, ["listen", "--for", "12", "--json"])
-        try await Task.sleep(for: .seconds(1))
-        // The probe is repeated until a listener answers: a slow start costs time, not the message.
-        let sending = try Self.runMeishi("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "8"])
+        let kenListens = try Self.runMeishi("mml1", ken.home, ["listen", "--for", "180", "--json"])
+        let annListens = try Self.runMeishi("mml2", ann.home, ["listen", "--for", "180", "--json"])
+        // Both answer probes once they say they listen; a loaded machine starts them late.
+        for l in [kenListens, annListens] { try #require(try await Self.startedListening(l).contains("listening for messages")) }
+        let sending = try Self.runMeishi("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "60"])
         let sent = try await offPool { Self.finishMeishi(sending) }
         #expect(sent.status == 0, "\(sent.err)")
         #expect(sent.out.contains("\"peer\": \"10.147.0.1:47825\""), "\(sent.out)")
         let eveSending = try Self.runMeishi("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"])
         let stranger = try await offPool { Self.finishMeishi(eveSending) }
         #expect(stranger.status == 75 && stranger.err.contains("not delivered"), "\(stranger.err)")
+        for l in [kenListens, annListens] { kill(l.processIdentifier, SIGINT) }
         let k = try await offPool { Self.finishMeishi(kenListens) }, a = try await offPool { Self.finishMeishi(annListens) }
         #expect(k.status == 0 && k.out.contains("\"stored\": 1"), "\(k.out)\(k.err)")
         #expect(a.status == 0 && a.out.contains("\"stored\": 0"), "\(a.out)\(a.err)")
@@ -474,18 +475,18 @@ extension NamespaceExchangeTests {
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try ken.knows(mei)
-        let listening = try Self.runMeishi("mmp1", ken.home, ["listen", "--for", "8"])
-        try await Task.sleep(for: .seconds(2.5))
+        let listening = try Self.runMeishi("mmp1", ken.home, ["listen", "--for", "180"])
+        try #require(try await Self.startedListening(listening).contains("listening for messages"))
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let now = Int64(Date().timeIntervalSince1970)
         let probe = MessageProbe(tag: keys.tag(window: PairKeys.window(at: now))).encoded
         let stranger = MessageProbe(tag: SecureRandom.bytes(16)).encoded
-        // Sends each datagram to the group and counts the answers that come back within 0.5 s.
+        // Sends each datagram to the group and counts the answers that come back within 3 s.
         let script = """
             import socket, sys
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
-            s.settimeout(0.5)
+            s.settimeout(3)
             for hexes in sys.argv[1:]:
                 s.sendto(bytes.fromhex(hexes), ("239.255.77.23", 47826))
                 n = 0
@@ -504,6 +505,7 @@ extension NamespaceExchangeTests {
         try p.run()
         let (_, answers, err) = try await offPool { Self.finishMeishi(p) }
         #expect(answers == "1\n0\n0\n", "answers to the probe, its replay and a stranger's probe: \(answers) \(err)")
+        kill(listening.processIdentifier, SIGINT)
         let l = try await offPool { Self.finishMeishi(listening) }
         #expect(l.err.contains("ignored a replayed probe"), "\(l.err)")
     }

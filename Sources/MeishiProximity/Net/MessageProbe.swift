@@ -261,61 +261,176 @@ public enum MessageProbing {
         return v4
     }
 
-    /// A listener's responder: joins the group and answers recognised, fresh probes with `tcpPort`,
-    /// until `stop`.
+    /// A listener's responder: joins the group on every IPv4 multicast interface and answers
+    /// recognised, fresh probes with `tcpPort`, until `stop`.
+    ///
+    /// A long-running listener (the user service starts at login, maybe before the network is
+    /// up) must not stay deaf: when it cannot join yet, or its socket fails, it says so once and
+    /// tries again every `retrySeconds`; interfaces that come up later are joined as they appear.
     public final class Responder: Sendable {
-        private let channel: Datagrams
-        private let task: NIOLockedValueBox<Task<Void, Never>?> = NIOLockedValueBox(nil)
+        public static let retrySeconds: Int64 = 3
+        private let state = NIOLockedValueBox<(channel: Datagrams?, stopped: Bool)>((nil, false))
+        private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        private let tcpPort: Int
+        private let table: PairTagTable
+        private let clock: @Sendable () -> Int64
+        private let log: @Sendable (String) -> Void
+        private let seen = ReplayCache(lifetime: Double(3 * PairKeys.windowSeconds))
+        private let rate = AnswerRate()
+        // A flood of probes must not flood the log: at most 5 lines a second, the rest counted.
+        private let ignored: FailureSummary
 
-        private init(channel: Datagrams) { self.channel = channel }
+        private init(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
+            (self.tcpPort, self.table, self.clock, self.log) = (tcpPort, table, clock, log)
+            ignored = FailureSummary(burst: 5, counting: "ignored probes", log: log)
+        }
 
+        /// Starts answering; returns once the first attempt to join has succeeded or failed (a
+        /// failure is logged with what senders can do meanwhile, and retried in the background).
         public static func start(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64,
-                                 log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> Responder {
-            let devices = try ipv4MulticastDevices(interface: nil)
-            let channel: Datagrams
+                                 log: @escaping @Sendable (String) -> Void) async -> Responder {
+            let responder = Responder(tcpPort: tcpPort, table: table, clock: clock, log: log)
+            let first: Datagrams?
+            var joined: Set<String> = []
             do {
-                channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                    .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                    .bind(host: "0.0.0.0", port: port) { ch in
-                        ch.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: ch) }
-                    }
-                let groupAddress = try SocketAddress(ipAddress: group, port: port)
-                for d in devices { try await (channel.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+                (first, joined) = try await responder.open()
             } catch {
-                throw .io("cannot join the multicast group \(group):\(port): \(error)")
+                first = nil
+                log("not answering probes yet (\(error.description)): trying again every \(retrySeconds) s; "
+                    + "meanwhile senders need --peer HOST:\(tcpPort)")
             }
-            let responder = Responder(channel: channel)
-            let seen = ReplayCache(lifetime: Double(3 * PairKeys.windowSeconds))
-            let rate = AnswerRate()
-            // A flood of probes must not flood the log: at most 5 lines a second, the rest counted.
-            let ignored = FailureSummary(burst: 5, counting: "ignored probes", log: log)
-            let task = Task {
-                _ = try? await channel.executeThenClose { inbound, outbound in
-                    for try await datagram in inbound {
-                        guard let probe = MessageProbe(Array(datagram.data.readableBytesView)) else { continue }
-                        guard let entry = table.lookup(probe.tag, at: clock()) else { continue }  // not for us: silence
-                        let source = datagram.remoteAddress.ipAddress ?? "?", now = ExchangeTransport.now()
-                        guard rate.take(source, now: now) else {
-                            ignored.record("ignored probes from \(source): more than \(Int(rate.perSecond)) a second", now: now)
-                            continue
-                        }
-                        guard seen.admit(probe.nonce, now: now) else {
-                            ignored.record("ignored a replayed probe from \(source)", now: now)
-                            continue
-                        }
-                        let answer = MessageProbeAnswer(nonce: probe.nonce, port: UInt16(tcpPort),
-                                                        mac: entry.keys.answerMAC(tag: probe.tag, nonce: probe.nonce, port: UInt16(tcpPort)))
-                        try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ByteBuffer(bytes: answer.encoded)))
-                    }
-                }
-            }
+            let task = Task { await responder.run(first, joined: joined) }
             responder.task.withLockedValue { $0 = task }
             return responder
         }
 
         public func stop() async {
-            try? await channel.channel.close()
-            await task.withLockedValue { $0 }?.value
+            let channel = state.withLockedValue { s in
+                s.stopped = true
+                return s.channel
+            }
+            try? await channel?.channel.close()
+            let task = task.withLockedValue { $0 }
+            task?.cancel()
+            await task?.value
+        }
+
+        private var stopped: Bool { state.withLockedValue { $0.stopped } }
+
+        /// Binds the probe port and joins the group on every multicast interface there is now.
+        private func open() async throws(MessageDeliveryFailure) -> (Datagrams, Set<String>) {
+            let devices = try MessageProbing.ipv4MulticastDevices(interface: nil)
+            let channel: Datagrams
+            do {
+                channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .bind(host: "0.0.0.0", port: MessageProbing.port) { ch in
+                        ch.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: ch) }
+                    }
+            } catch {
+                throw .io("cannot listen on UDP port \(MessageProbing.port): \(error)")
+            }
+            do {
+                let joined = try await join(channel, devices, already: [])
+                return (channel, joined)
+            } catch {
+                try? await channel.channel.close()
+                throw .io("cannot join the multicast group \(MessageProbing.group):\(MessageProbing.port): \(error)")
+            }
+        }
+
+        /// Joins the group on each of `devices` not in `already`; returns the names joined.
+        private func join(_ channel: Datagrams, _ devices: [NIONetworkDevice], already: Set<String>) async throws -> Set<String> {
+            let groupAddress = try SocketAddress(ipAddress: MessageProbing.group, port: MessageProbing.port)
+            var joined = already
+            for d in devices where !joined.contains(Self.name(d)) {
+                try await (channel.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get()
+                joined.insert(Self.name(d))
+            }
+            return joined
+        }
+
+        private static func name(_ d: NIONetworkDevice) -> String { "\(d.name) \(d.address?.ipAddress ?? "")" }
+
+        /// Serves `first` (or a channel opened later) until `stop`, reopening after a failure.
+        private func run(_ first: Datagrams?, joined: Set<String>) async {
+            var next = first, joined = joined, failing = first == nil
+            while !stopped {
+                guard let channel = next else {
+                    try? await Task.sleep(for: .seconds(Self.retrySeconds))
+                    guard !stopped else { return }
+                    do {
+                        (next, joined) = try await open()
+                        if failing { log("answering probes now") }
+                        failing = false
+                    } catch {}
+                    continue
+                }
+                next = nil
+                let closeNow = state.withLockedValue { s in
+                    s.channel = channel
+                    return s.stopped
+                }
+                if closeNow { try? await channel.channel.close() }
+                let ending = await serve(channel, joined: joined)
+                state.withLockedValue { $0.channel = nil }
+                guard !stopped else { return }
+                log("stopped answering probes (\(ending)): trying again in \(Self.retrySeconds) s")
+                failing = true
+            }
+        }
+
+        /// Answers probes on `channel` and joins interfaces that appear, until the channel
+        /// closes; returns why it ended.
+        private func serve(_ channel: Datagrams, joined: Set<String>) async -> String {
+            let ending = NIOLockedValueBox("the socket closed")
+            try? await channel.executeThenClose { inbound, outbound in
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        var joined = joined
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(Self.retrySeconds))
+                            guard !Task.isCancelled, let devices = try? MessageProbing.ipv4MulticastDevices(interface: nil) else { continue }
+                            if let now = try? await self.join(channel, devices, already: joined), now != joined {
+                                self.log("answering probes on \(now.subtracting(joined).sorted().joined(separator: ", ")) too")
+                                joined = now
+                            }
+                        }
+                    }
+                    group.addTask {
+                        do {
+                            for try await datagram in inbound { await self.answer(datagram, outbound) }
+                        } catch {
+                            ending.withLockedValue { $0 = "\(error)" }
+                        }
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
+            }
+            return ending.withLockedValue { $0 }
+        }
+
+        private func answer(_ datagram: AddressedEnvelope<ByteBuffer>, _ outbound: NIOAsyncChannelOutboundWriter<AddressedEnvelope<ByteBuffer>>) async {
+            guard let probe = MessageProbe(Array(datagram.data.readableBytesView)) else { return }
+            guard let entry = table.lookup(probe.tag, at: clock()) else { return }  // not for us: silence
+            let source = datagram.remoteAddress.ipAddress ?? "?", now = ExchangeTransport.now()
+            guard rate.take(source, now: now) else {
+                ignored.record("ignored probes from \(source): more than \(Int(rate.perSecond)) a second", now: now)
+                return
+            }
+            guard seen.admit(probe.nonce, now: now) else {
+                ignored.record("ignored a replayed probe from \(source)", now: now)
+                return
+            }
+            let answer = MessageProbeAnswer(nonce: probe.nonce, port: UInt16(tcpPort),
+                                            mac: entry.keys.answerMAC(tag: probe.tag, nonce: probe.nonce, port: UInt16(tcpPort)))
+            // One answer that cannot be sent (no route back, a full queue) must not end the responder.
+            do {
+                try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ByteBuffer(bytes: answer.encoded)))
+            } catch {
+                ignored.record("could not answer a probe from \(source): \(error)", now: now)
+            }
         }
     }
 
