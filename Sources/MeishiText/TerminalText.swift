@@ -43,16 +43,37 @@ public enum TerminalText {
     /// True when `s` is escaped on display (outside the joiner context `sanitized` allows).
     public static func isEscaped(_ s: Unicode.Scalar) -> Bool { isUnsafe(s) || isInvisible(s) }
 
-    /// `text` with every unsafe or invisible scalar shown as a visible escape (`\u{1B}`) instead.
+    /// The most combining marks kept on one character: written languages stack at most a few
+    /// (Vietnamese two, Hebrew or Indic pointing three or four); "Zalgo" text stacks hundreds,
+    /// which a terminal draws over the lines above and below. The rest are escaped.
+    public static let combiningMarksKept = 4
+
+    static func isCombiningMark(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark: return true
+        default: return false
+        }
+    }
+
+    /// `text` with every unsafe or invisible scalar, and every combining mark beyond
+    /// `combiningMarksKept` in a row, shown as a visible escape (`\u{1B}`) instead.
     /// With `keepingNewlines`, U+000A stays (a message of several lines written by meishi).
     public static func sanitized(_ text: String, keepingNewlines: Bool = false) -> String {
         // Fast paths: printable ASCII, then text without any scalar that could be escaped.
         if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) || (keepingNewlines && $0 == 0x0A) }) { return text }
-        guard text.unicodeScalars.contains(where: { isEscaped($0) && !(keepingNewlines && $0.value == 0x0A) }) else { return text }
+        var marksInARow = 0
+        let stacked = text.unicodeScalars.contains { s in
+            marksInARow = isCombiningMark(s) ? marksInARow + 1 : 0
+            return marksInARow > combiningMarksKept
+        }
+        guard stacked || text.unicodeScalars.contains(where: { isEscaped($0) && !(keepingNewlines && $0.value == 0x0A) }) else { return text }
         let scalars = Array(text.unicodeScalars)
+        var run = [Int](repeating: 0, count: scalars.count)  // combining marks in a row up to each scalar
+        for n in scalars.indices where isCombiningMark(scalars[n]) { run[n] = (n > 0 ? run[n - 1] : 0) + 1 }
         func escapes(_ n: Int) -> Bool {
             let s = scalars[n]
             if keepingNewlines && s.value == 0x0A { return false }
+            if run[n] > combiningMarksKept { return true }
             if s.value == 0x200C || s.value == 0x200D {
                 // A joiner between two visible non-ASCII characters (emoji sequences, Persian,
                 // Indic conjuncts) is part of the text; anywhere else it only hides.

@@ -37,6 +37,19 @@ import MeishiText
         #expect(TerminalText.sanitized("😀\u{200D}\u{200D}😀") == "😀\\u{200D}\\u{200D}😀")
     }
 
+    /// 128 combining accents on one letter were printed raw and drawn over the lines above and
+    /// below; written languages keep theirs.
+    @Test func aStackOfCombiningMarksIsCutToFour() {
+        let zalgo = "M" + String(repeating: "\u{301}", count: 128) + "ei"
+        let shown = TerminalText.sanitized(zalgo)
+        #expect(shown == "M\u{301}\u{301}\u{301}\u{301}" + String(repeating: "\\u{301}", count: 124) + "ei")
+        #expect(TerminalText.sanitized(shown) == shown)
+        for written in ["Nguyễn Thị Hương", "שָׁלוֹם", "क्षत्रिय", "e\u{301}\u{302}\u{303}\u{304}", "◌⃝"] {
+            #expect(TerminalText.sanitized(written) == written)
+        }
+        #expect(TerminalText.sanitized("e\u{301}\u{302}\u{303}\u{304}\u{305}") == "e\u{301}\u{302}\u{303}\u{304}\\u{305}")
+    }
+
     @Test func sanitisingTwiceIsSanitisingOnce() {
         for s in ["a\u{1B}[31mb", "Alice\u{200B}\u{E0041}", "\u{202E}x\ny\u{0}", "plain", "\\u{1B} typed by hand"] {
             let once = TerminalText.sanitized(s)
