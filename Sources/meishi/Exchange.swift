@@ -279,7 +279,7 @@ struct Exchange: MeishiCommand {
                     }
                     // Ctrl-C here is a "no" the other side hears at once (issue 21), not a lost connection.
                     let (same, interrupted) = PromptInterruption.answeringNo {
-                        terminal.confirm("Check that the other screen shows \(code) — same? [y/N] ", timeout: remaining())
+                        terminal.confirmCode(code, timeout: remaining())
                     }
                     if interrupted { out.note("interrupted: answered no") }
                     if same { spinner.start("waiting for the other person to confirm…") }

@@ -133,6 +133,15 @@ extension TerminalIO {
         return answer == "y" || answer == "yes"
     }
 
+    /// Asks whether the other screen shows `code`: on one line where it fits, else with the code
+    /// on a line of its own, so that a narrow terminal never wraps it in the middle (at 40
+    /// columns "123 456" was cut after "123 4").
+    func confirmCode(_ code: String, timeout: Double? = nil) -> Bool {
+        let line = "Check that the other screen shows \(code) — same? [y/N] "
+        guard DisplayWidth.of(line) >= (width ?? 80) else { return confirm(line, timeout: timeout) }
+        return confirm("Check that the other screen shows\n    \(code)\nsame? [y/N] ", timeout: timeout)
+    }
+
     /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).
     func choose(_ peers: [DiscoveredPeer], timeout: Double? = nil) -> DiscoveredPeer? {
         var question = "\r\u{1B}[Kseveral people are announcing:\n"

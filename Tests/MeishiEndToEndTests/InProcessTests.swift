@@ -100,6 +100,21 @@ struct InProcess {
 }
 
 @Suite struct InProcessCommandTests {
+    /// At 40 columns the question "Check that the other screen shows 123 456 — same? [y/N]"
+    /// wrapped inside the digits (a tester's finding); a narrow terminal now gets the code on a
+    /// line of its own, a wide one the single line.
+    @Test func theCodeToCompareIsNeverCutByANarrowTerminal() {
+        let recorder = Recorder(answers: ["y", "n"])
+        var terminal = ScriptedTerminal(recorder: recorder, interactive: true)
+        terminal.columns = 40
+        #expect(terminal.confirmCode("123 456"))
+        terminal.columns = 100
+        #expect(!terminal.confirmCode("123 456"))
+        #expect(recorder.questions == ["Check that the other screen shows\n    123 456\nsame? [y/N] ",
+                                       "Check that the other screen shows 123 456 — same? [y/N] "])
+        for line in recorder.questions[0].split(separator: "\n") { #expect(line.count < 40) }
+    }
+
     @Test func cardTravelsExportVerifyStoreWithAFixedClock() async throws {
         var mei = InProcess()
         #expect(await mei("init").status == 0)
