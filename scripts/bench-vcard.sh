@@ -3,6 +3,8 @@
 # (when present), and the time to import and export 10,000 contacts. Reported, never asserted.
 # usage: scripts/bench-vcard.sh [MEISHI_BINARY]   (default: the release build)
 set -euo pipefail
+# A step that fails says where (a check-bench run once ended silently after a section header).
+trap 'echo "$0: line $LINENO: a step failed with status $?" >&2' ERR
 cd "$(dirname "$0")/.."
 meishi=${1:-$PWD/.build/release/meishi}
 py=$PWD/.venv/bin/python

@@ -9,6 +9,8 @@
 # build in BENCH_BUILD (default: the release build), so the script cannot rot unnoticed; its
 # figures mean nothing.
 set -euo pipefail
+# A step that fails says where (a check-bench run once ended silently after a section header).
+trap 'echo "$0: line $LINENO: a step failed with status $?" >&2' ERR
 only=${1:-all}
 cd "$(dirname "$0")/.."
 quick=${BENCH_QUICK:-0}
