@@ -297,6 +297,41 @@ extension NamespaceExchangeTests {
     }
 }
 
+extension NamespaceExchangeTests {
+    /// A second IPv4 address on the listener's interface crashed `listen` (SIGILL: the group was
+    /// joined once per address, EADDRINUSE, and the channel dropped unfinished) and stopped
+    /// `exchange` (exit 1); a sender with an address the listener cannot route back to made the
+    /// first failed answer end the responder, and every later `send` exited 75 (tester F25, F26).
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func twoAddressesOnOneInterfaceAndAnUnroutableSenderLeaveTheListenerHearing() async throws {
+        let teardown = try NamespaceExchangeTests.hosts("mta", 2)
+        defer { teardown() }
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        try mei.knows(ken)
+        try ken.knows(mei)
+        #expect(try Self.sh(["ip", "-n", "mta1", "addr", "add", "10.147.0.51/24", "dev", "mtah1"]) == 0)
+        #expect(try Self.sh(["ip", "-n", "mta2", "addr", "add", "192.168.77.1/24", "dev", "mtah2"]) == 0)
+        let listening = try Self.runMeishi("mta1", ken.home, ["listen", "--for", "180"])
+        let started = try await Self.startedListening(listening)
+        try #require(started.contains("listening for messages"), "listen did not start: \(started)")
+        #expect(!started.contains("not answering probes"), "\(started)")
+        // Mei probes from both addresses: the answer to 192.168.77.1 has no route back.
+        let first = try await offPool { Self.finishMeishi(try Self.runMeishi("mta2", mei.home, ["send", "Ken", "from two addresses", "--timeout", "60"])) }
+        #expect(first.status == 0, "\(first.err)")
+        #expect(try Self.sh(["ip", "-n", "mta2", "addr", "del", "192.168.77.1/24", "dev", "mtah2"]) == 0)
+        let second = try await offPool { Self.finishMeishi(try Self.runMeishi("mta2", mei.home, ["send", "Ken", "and after", "--timeout", "60"])) }
+        #expect(second.status == 0, "the responder ended after an answer it could not send: \(second.err)")
+        kill(listening.processIdentifier, SIGINT)
+        let l = try await offPool { Self.finishMeishi(listening) }
+        #expect(l.status == 0 && !l.err.contains("Fatal error"), "\(l.err.suffix(1500))")
+
+        // The exchange joins its group on that interface too.
+        let a = try CLI.withCard(name: "Ann Lee", email: "ann@example.org"), b = try CLI.withCard(name: "Bo Chen", email: "bo@example.org")
+        let runs = try [("mta1", a), ("mta2", b)].map { ns, p in try Self.exchange(in: ns, home: p.home, ["--code", "4-purple-sausage"]) }
+        for r in runs.map(Self.result) { #expect(r.0 == 0, "\(r.2)") }
+    }
+}
+
 /// Notes a stranger's clock or a quiet listener kept too long (issue 22, findings 6 and 13).
 @Suite struct NoteLifetimeTests {
     /// The listener's clock, moved by the test.

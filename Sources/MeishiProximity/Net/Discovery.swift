@@ -195,7 +195,7 @@ public final class Discovery: Sendable {
                 receivers.append(r)
                 // Join after bind, once per interface.
                 let groupAddress = try SocketAddress(ipAddress: Self.group, port: port)
-                for d in v4 { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+                for d in v4.oncePerInterface { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
                 for d in v4 {
                     guard case .v4(let a)? = d.address else { continue }
                     let sender = try await DatagramBootstrap(group: group).bind(host: a.host, port: 0).get()
@@ -219,10 +219,10 @@ public final class Discovery: Sendable {
                 let r = try await receiver("::", v6only: true)
                 pending = r
                 let groupAddress = try SocketAddress(ipAddress: Self.group6, port: port)
-                for d in v6 { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
+                for d in v6.oncePerInterface { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
                 receivers.append(r)
                 pending = nil
-                for d in v6 {
+                for d in v6.oncePerInterface {
                     let sender = try await DatagramBootstrap(group: group)
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_if), value: d.interfaceIndex)
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_hops), value: 1)
@@ -389,5 +389,16 @@ public final class Discovery: Sendable {
             lingering.cancel()
             for s in senders { s.0.close(promise: nil) }
         }
+    }
+}
+
+extension Array where Element == NIONetworkDevice {
+    /// One entry per interface: the system lists an interface once per address, and joining a
+    /// group twice on one interface fails (EADDRINUSE): a second IPv4 address on the interface
+    /// (a static alias beside the DHCP lease, a 169.254 address) stopped `exchange` and crashed
+    /// `listen` (issue 22's tester, F25).
+    var oncePerInterface: [NIONetworkDevice] {
+        var seen: Set<String> = []
+        return filter { seen.insert($0.name).inserted }
     }
 }

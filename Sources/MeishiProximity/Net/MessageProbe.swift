@@ -334,7 +334,8 @@ public enum MessageProbing {
                 let joined = try await join(channel, devices, already: [])
                 return (channel, joined)
             } catch {
-                try? await channel.channel.close()
+                // Closed through the async channel: dropping it unfinished traps in NIOAsyncWriter's deinit.
+                try? await channel.executeThenClose { _, _ in }
                 throw .io("cannot join the multicast group \(MessageProbing.group):\(MessageProbing.port): \(error)")
             }
         }
@@ -343,14 +344,12 @@ public enum MessageProbing {
         private func join(_ channel: Datagrams, _ devices: [NIONetworkDevice], already: Set<String>) async throws -> Set<String> {
             let groupAddress = try SocketAddress(ipAddress: MessageProbing.group, port: MessageProbing.port)
             var joined = already
-            for d in devices where !joined.contains(Self.name(d)) {
+            for d in devices.oncePerInterface where !joined.contains(d.name) {
                 try await (channel.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get()
-                joined.insert(Self.name(d))
+                joined.insert(d.name)
             }
             return joined
         }
-
-        private static func name(_ d: NIONetworkDevice) -> String { "\(d.name) \(d.address?.ipAddress ?? "")" }
 
         /// Serves `first` (or a channel opened later) until `stop`, reopening after a failure.
         private func run(_ first: Datagrams?, joined: Set<String>) async {
