@@ -261,12 +261,17 @@ import MeishiProximity
     /// the test holding it may need.
     private static let processWideLock: Int32 = {
         let fd = open("/tmp/meishi-netns.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        // Waits at most 10 minutes: a holder that never lets go (a stray process that inherited
-        // the lock) must not hang the suite; the tests then run without it.
-        var waited = 0.0
-        while fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && waited < 600 {
+        // Waits for as long as another checkout's suite holds it, saying so every minute: the
+        // descriptor is close-on-exec, so only a live test process can hold it, and running
+        // without it (as after a 10-minute limit before) made the two suites delete each other's
+        // namespaces mid-test ("Cannot open network namespace").
+        var waited = 0
+        while fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 {
             Thread.sleep(forTimeInterval: 0.2)
-            waited += 0.2
+            waited += 1
+            if waited % 300 == 0 {
+                FileHandle.standardError.write(Data("waiting \(waited / 300) min for /tmp/meishi-netns.lock (another checkout's namespace tests)\n".utf8))
+            }
         }
         return fd
     }()
