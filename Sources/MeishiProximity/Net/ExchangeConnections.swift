@@ -273,7 +273,7 @@ public enum ExchangeTransport {
         case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
         case .timedOut(let w): "timed out: \(w)"
         case .unreachable(let w): w
-        case .protocolFailure(let e): e.description
+        case .protocolFailure(let e): e.wireReason
         case .declinedLocally: "the code was not confirmed"
         case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w
