@@ -54,9 +54,12 @@ public enum ExchangeTransport {
             return try await bind(host: "0.0.0.0", port: port)
         }
         do {
+            // A numeric address is bound without a resolver call (getaddrinfo asks netlink and
+            // the name services each time, on the way to the first announcement).
+            let address = try (try? SocketAddress(ipAddress: host, port: port)) ?? SocketAddress.makeAddressResolvingHost(host, port: port)
             return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: host, port: port) { channel in
+                .bind(to: address) { channel in
                     channel.eventLoop.makeCompletedFuture { Accepted(try Connection(wrappingChannelSynchronously: channel)) }
                 })
         } catch {
