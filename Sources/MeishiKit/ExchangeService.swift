@@ -132,22 +132,29 @@ public struct ExchangeService: Sendable {
             request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message,
             request.event)
         let (log, trace) = (conversation.log, conversation.trace)
-        // Fail before the network if the share or the store cannot be had; store into it afterwards.
+        // Fail before the network if the share cannot be had.
         _ = try CardService.share(card, level: level, only: only)
         let contacts = ContactsService(home: home)
-        let store = try contacts.open()
+        // The store opens (migrates, purges, reads the friend set) while the network is set up
+        // and the peer found: it is first needed when our card is about to be sent, which waits
+        // for it, so a store that cannot be had ends the exchange before anything is sent.
+        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
+        let opened = Ahead { () throws(MeishiError) in
+            let store = try contacts.open()
+            return (store, try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson))
+        }
         var participant = ExchangeParticipant(
             card: {
-                (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
+                _ = try await opened.value()
+                return (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: conversation.confirm, log: log)
         participant.trace = trace
-        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
-        let friendSet = try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson)
+        // The post-card phases run after our card was sent, so after `opened` was waited for.
         let friendsRequest = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
-            codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
+            codeComparedByPerson: confirmedByPerson, elements: { peerDID in opened.done.1.elements(excluding: peerDID) })
         // Post-card phase 2: the peer's card is verified and acknowledged by then. Its envelope is
         // checked against the stored contact (key, trust), so the card is stored first, once.
         let authenticated = code != nil || confirmedByPerson
@@ -169,6 +176,7 @@ public struct ExchangeService: Sendable {
                 }
             },
             incoming: { bytes, peer in
+                let store = opened.done.0
                 do {
                     try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
                                                                                      meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store) }
@@ -184,8 +192,11 @@ public struct ExchangeService: Sendable {
             result = try await ExchangeTransport.exchange(request.endpoint, timeoutSeconds: request.timeoutSeconds, participant: participant,
                                                           listening: conversation.listening)
         } catch {
+            // A store that could not be opened is what went wrong, however the session ended.
+            _ = try await opened.value()
             throw .exchange(error)
         }
+        let (store, friendSet) = try await opened.value()
         trace("the connection is closed; storing the card in \(home.databasePath)")
         let authentication: Authentication = switch result.confirmation {
         case .pake: .code
@@ -212,6 +223,32 @@ public struct ExchangeService: Sendable {
         }
         return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
                        authentication: authentication, commonFriends: report, messages: result.phase(ExchangeMessagePhase.self)?.outcome)
+    }
+}
+
+/// Work started ahead on another thread and waited for where it is first needed.
+private final class Ahead<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Value, MeishiError>?
+    private var task: Task<Void, Never>!
+
+    init(_ work: @escaping @Sendable () throws(MeishiError) -> Value) {
+        task = Task.detached { [self] in
+            let r: Result<Value, MeishiError>
+            do throws(MeishiError) { r = .success(try work()) } catch { r = .failure(error) }
+            lock.withLock { result = r }
+        }
+    }
+
+    func value() async throws(MeishiError) -> Value {
+        await task.value
+        return try lock.withLock { result! }.get()
+    }
+
+    /// The value, once `value()` returned it: a caller that did not wait first is a bug.
+    var done: Value {
+        guard case .success(let v)? = lock.withLock({ result }) else { preconditionFailure("used before it was waited for") }
+        return v
     }
 }
 

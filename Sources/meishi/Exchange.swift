@@ -371,7 +371,7 @@ enum MessageWording {
     static func describe(_ f: ExchangeMessageFailure) -> String {
         switch f {
         case .notSealed(let why): "our message could not be sealed (\(ExchangeWording.describe(why)))"
-        case .protocolViolation(let e): e.description
+        case .protocolViolation(let e): ExchangeWording.describe(e)
         case .connectionLost(let loss): ExchangeTransport.describe(.connectionLost(loss))
         }
     }

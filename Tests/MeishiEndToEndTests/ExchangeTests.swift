@@ -56,6 +56,24 @@ import MeishiProximity
         #expect(kens?.first?["source"] as? String == "exchange")
     }
 
+    /// The store opens while the network is set up (issue 23's speed): one that cannot be opened
+    /// still ends the exchange with its own error before our card leaves, and the peer stores nothing.
+    @Test func aStoreThatCannotBeOpenedEndsTheExchangeBeforeOurCardLeaves() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let database = mei.home + "/meishi.sqlite"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try Data(String(repeating: "not a database. ", count: 16).utf8).write(to: URL(fileURLWithPath: database))
+        let (listener, port, _, err) = try Self.startListener(ken, ["--timeout", "5"])
+        let dial = try mei.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes"])
+        listener.waitUntilExit()
+        #expect(dial.status == 1, "\(dial.stderr)")
+        #expect(dial.stderr.contains("meishi: error: the contact store is unavailable: file is not a database"), "\(dial.stderr)")
+        #expect(listener.terminationStatus != 0)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("nothing was stored"))
+        #expect((try ken("contacts", "list", "--json").json["contacts"] as? [[String: Any]])?.isEmpty == true)
+    }
+
     @Test func hostilePeerDoesNotStopTheListener() throws {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")

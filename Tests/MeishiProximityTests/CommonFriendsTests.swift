@@ -202,7 +202,7 @@ import MeishiCrypto
                                .protocolViolation(.unexpectedMessage("common-friends message 83 out of order"))))
         #expect(Self.isRefused(await Self.refusal(.ecdh, tamper: { m in m.type == 0x51 ? [CommonFriendsPhase.abort("no\u{1b}[2J thanks")] : [m] }),
                                .abortedByPeer("no\u{1b}[2J thanks")))
-        #expect(CommonFriendsError.abortedByPeer("no\u{1b}[2J thanks").description.contains("\u{1b}") == false)
+        #expect(CommonFriendsError.abortedByPeer("no\u{1b}[2J thanks").wireReason.contains("\u{1b}") == false)
     }
 
     @Test func returnedListNotMatchingItsCommitmentIsRefused() async {

@@ -116,23 +116,18 @@ public enum CommonFriendsError: Error, Equatable, Sendable {
     /// The connection ended before the comparison did (the executable words it).
     case connection(ConnectionLoss)
 
-    /// The reason an ABORT gives the peer (§8).
-    public var description: String {
+    /// The reason an ABORT gives the peer (docs/PROTOCOL.md §8, "ABORT reasons"): fixed text the
+    /// protocol defines. Not for showing here: the executable words a `CommonFriendsError` itself.
+    public var wireReason: String {
         switch self {
-        case .protocolViolation(let e): e.description
-        case .refused(let e): Self.describe(e)
+        case .protocolViolation(let e): e.wireReason
+        case .refused(.invalidPoint(let i)): "item \(i) of the peer's list is not a valid group element"
+        case .refused(.duplicate(let i)): "item \(i) of the peer's list repeats an earlier one"
+        case .refused(.wrongCount(let expected, let actual)): "the peer's list holds \(actual) items where it announced \(expected)"
+        case .refused(.commitmentMismatch): "the peer's returned list does not match its commitment"
+        case .refused(.proofInvalid): "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
         case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
         case .connection: "the connection ended"
-        }
-    }
-
-    static func describe(_ e: PSIError) -> String {
-        switch e {
-        case .invalidPoint(let i): "item \(i) of the peer's list is not a valid group element"
-        case .duplicate(let i): "item \(i) of the peer's list repeats an earlier one"
-        case .wrongCount(let expected, let actual): "the peer's list holds \(actual) items where it announced \(expected)"
-        case .commitmentMismatch: "the peer's returned list does not match its commitment"
-        case .proofInvalid: "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
         }
     }
 }
@@ -462,7 +457,7 @@ public final class CommonFriendsExchangePhase: PostCardPhase, @unchecked Sendabl
     private func end(_ error: CommonFriendsError) -> [PostCardMessage] {
         finish(.failed(error))
         if case .abortedByPeer = error { return [] }
-        return sent([CommonFriendsPhase.abort(error.description)])
+        return sent([CommonFriendsPhase.abort(error.wireReason)])
     }
 
     private func finish(_ outcome: CommonFriendsOutcome) {

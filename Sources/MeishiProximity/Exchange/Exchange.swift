@@ -3,8 +3,10 @@ import MeishiCrypto
 
 /// What the application supplies to an exchange.
 public struct ExchangeParticipant: Sendable {
-    /// Signs our card when it is about to be sent (after both confirmations), with the key that signed it.
-    public var card: @Sendable () throws -> (SignedCard, Ed25519.SigningKey)
+    /// Signs our card when it is about to be sent (after both confirmations), with the key that
+    /// signed it. It may wait for work the application started ahead (opening its store), and
+    /// throw to end the session before the card leaves.
+    public var card: @Sendable () async throws -> (SignedCard, Ed25519.SigningKey)
     /// Everything `meishi verify` checks plus the freshness window; every session requires it.
     public var verifier: CardVerifier
     /// The code both people typed (`--code`): CPace authenticates the session instead of digits.
@@ -20,7 +22,7 @@ public struct ExchangeParticipant: Sendable {
     /// (docs/PROTOCOL.md §8): each connection gets its own, and the result carries them back.
     public var phases: @Sendable () -> [any PostCardPhase] = { [] }
 
-    public init(card: @escaping @Sendable () throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
+    public init(card: @escaping @Sendable () async throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
         self.card = card
         self.verifier = verifier

@@ -32,7 +32,10 @@ public enum ExchangeError: Error, Equatable, Sendable {
     /// The peer started with a code and we have none.
     case codeNotExpected
 
-    public var description: String {
+    /// The reason a REJECT gives the peer (docs/PROTOCOL.md §5.6, "REJECT reasons"): fixed text
+    /// the protocol defines, with the detail the case carries. Not for showing here: the
+    /// executable words an `ExchangeError` itself (Sources/meishi/ErrorMessages/ExchangeFailures.swift).
+    public var wireReason: String {
         switch self {
         case .frameTooLarge(let n): "peer sent a \(n)-byte frame (limit \(FrameCodec.maximumBody))"
         case .malformedFrame(let why): "malformed frame: \(why)"

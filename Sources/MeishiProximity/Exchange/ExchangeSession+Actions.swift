@@ -217,7 +217,7 @@ extension ExchangeSession {
     private func failed(_ e: ExchangeError) -> [Action] {
         var out: [Action] = []
         if e == .codesDoNotMatch, role == .listener { out.append(.send(Self.mismatchFrame)) }
-        if let reject = reject(e.description) { out.append(.send(reject)) }
+        if let reject = reject(e.wireReason) { out.append(.send(reject)) }
         return out + [.finish(.failed(.protocolFailure(e)))]
     }
 

@@ -185,7 +185,7 @@ public final class Discovery: Sendable {
         func receiver(_ host: String, v6only: Bool) async throws -> Datagrams {
             var b = DatagramBootstrap(group: group).channelOption(.socketOption(.so_reuseaddr), value: 1)
             if v6only { b = b.channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1) }
-            return try await b.bind(host: host, port: port) { channel in
+            return try await b.bind(to: try SocketAddress(ipAddress: host, port: port)) { channel in
                 channel.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: channel) }
             }
         }
@@ -198,11 +198,13 @@ public final class Discovery: Sendable {
                 for d in v4.oncePerInterface { try await (r.channel as! MulticastChannel).joinGroup(groupAddress, device: d).get() }
                 for d in v4 {
                     guard case .v4(let a)? = d.address else { continue }
-                    let sender = try await DatagramBootstrap(group: group).bind(host: a.host, port: 0).get()
-                    let options = sender as! SocketOptionProvider
-                    try await options.setIPMulticastTTL(1).get()
-                    try await options.setIPMulticastLoop(1).get()
-                    try await options.setIPMulticastIF(a.address.sin_addr).get()
+                    // The options go with the bind: one trip to the event loop, not four.
+                    let sender = try await DatagramBootstrap(group: group)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ip, name: .ip_multicast_ttl), value: 1)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ip, name: .ip_multicast_loop), value: 1)
+                        .channelOption(ChannelOptions.Types.SocketOption(level: .ip, name: .ip_multicast_if),
+                                       value: Int(a.address.sin_addr.s_addr))  // the first 4 bytes: an in_addr
+                        .bind(to: try SocketAddress(ipAddress: a.host, port: 0)).get()
                     senders.append((sender, groupAddress))
                 }
             }
@@ -227,7 +229,7 @@ public final class Discovery: Sendable {
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_if), value: d.interfaceIndex)
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_hops), value: 1)
                         .channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_multicast_loop), value: 1)
-                        .bind(host: "::", port: 0).get()
+                        .bind(to: try SocketAddress(ipAddress: "::", port: 0)).get()
                     senders.append((sender, groupAddress))
                     v6Names.append(d.name)
                 }

@@ -54,9 +54,12 @@ public enum ExchangeTransport {
             return try await bind(host: "0.0.0.0", port: port)
         }
         do {
+            // A numeric address is bound without a resolver call (getaddrinfo asks netlink and
+            // the name services each time, on the way to the first announcement).
+            let address = try (try? SocketAddress(ipAddress: host, port: port)) ?? SocketAddress.makeAddressResolvingHost(host, port: port)
             return Server(channel: try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: host, port: port) { channel in
+                .bind(to: address) { channel in
                     channel.eventLoop.makeCompletedFuture { Accepted(try Connection(wrappingChannelSynchronously: channel)) }
                 })
         } catch {
@@ -273,7 +276,7 @@ public enum ExchangeTransport {
         case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
         case .timedOut(let w): "timed out: \(w)"
         case .unreachable(let w): w
-        case .protocolFailure(let e): e.description
+        case .protocolFailure(let e): e.wireReason
         case .declinedLocally: "the code was not confirmed"
         case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w

@@ -98,7 +98,7 @@ extension ExchangeTransport {
                             // DECLINE or a closed connection ends the question (the prompt is the application's to drop).
                             asking = Task { feed.yield(.personAnswered(await participant.confirmCode(digits))) }
                         case .signCard:
-                            let (card, key) = try participant.card()
+                            let (card, key) = try await participant.card()
                             queue.append(.cardSigned(card, key))
                         case .store:
                             // The result carries the card: the application stores it once the session is over.

@@ -92,7 +92,7 @@ final class SessionClaim: Sendable {
         claiming.card = {
             guard self.tryTake(id) else { throw ExchangeFailure.unreachable("another pairing is already past its handshake") }
             claimed()
-            return try participant.card()
+            return try await participant.card()
         }
         return claiming
     }

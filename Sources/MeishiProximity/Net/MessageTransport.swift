@@ -373,7 +373,7 @@ public enum MessageTransport {
                 if case .refused(let reason) = verdict { refuse(reason.description) }
                 try await send([MessageFrame.sealed] + sender.seal(MessageAnswer(verdict: verdict, envelope: envelope).encoded))
             } catch let e as ExchangeError {
-                refuse(e.description)
+                refuse(e.wireReason)
             } catch {
                 refuse("connection lost (\(error))")
             }

@@ -1,10 +1,12 @@
+import MeishiCard
 import MeishiProximity
+import MeishiText
 
 /// `exchange`.
 extension MeishiFailure {
     /// An exchange that did not finish.
     init(_ f: ExchangeFailure) {
-        let text = ExchangeTransport.describe(f)
+        let text = if case .protocolFailure(let e) = f { ExchangeWording.describe(e) } else { ExchangeTransport.describe(f) }
         switch f {
         case .ambiguous:
             self.init(text, hint: "agree on a code and run 'meishi exchange --code CODE' on both sides", status: .unavailable)
@@ -40,5 +42,48 @@ extension MeishiFailure {
     static func peerPortOutOfRange(_ port: Int) -> String {
         port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
                   : "--peer port must be 1 to 65535, not \(port)"
+    }
+}
+
+/// The words of the exchange's typed failures that the library leaves to the executable. (What
+/// the peer is told is `wireReason`, fixed by docs/PROTOCOL.md; these are for the person here.)
+enum ExchangeWording {
+    /// A protocol failure of the session.
+    static func describe(_ e: ExchangeError) -> String {
+        switch e {
+        case .frameTooLarge(let n): "peer sent a \(n)-byte frame (limit \(FrameCodec.maximumBody))"
+        case .malformedFrame(let why): "malformed frame: \(why)"
+        case .unsupportedVersion(let v): "peer speaks exchange protocol version \(v); this meishi speaks 1"
+        case .unexpectedMessage(let what): "protocol violation: \(what)"
+        case .commitmentMismatch: "the peer's key does not match its commitment (handshake tampered with)"
+        case .weakKey: "the peer sent a weak ephemeral key"
+        case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
+        case .declinedByPeer: "the other person said the codes differ"
+        case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
+        case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
+        case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
+        case .codesDoNotMatch: "the codes do not match"
+        case .codeExpected: "the other side did not use --code (both sides need the same code)"
+        case .codeNotExpected: "the other side used --code; use the same --code here"
+        }
+    }
+
+    /// A comparison that failed.
+    static func describe(_ e: CommonFriendsError) -> String {
+        switch e {
+        case .protocolViolation(let e): describe(e)
+        case .refused(.invalidPoint(let i)): "item \(i) of the peer's list is not a valid group element"
+        case .refused(.duplicate(let i)): "item \(i) of the peer's list repeats an earlier one"
+        case .refused(.wrongCount(let expected, let actual)): "the peer's list holds \(actual) items where it announced \(expected)"
+        case .refused(.commitmentMismatch): "the peer's returned list does not match its commitment"
+        case .refused(.proofInvalid): "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
+        case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
+        case .connection(let loss): ExchangeTransport.describe(.connectionLost(loss))
+        }
+    }
+
+    /// Why our note could not be sealed, as `meishi send` says it.
+    static func describe(_ e: MessageEnvelopeError) -> String {
+        MeishiFailure(e).message
     }
 }
