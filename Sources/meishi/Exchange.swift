@@ -278,8 +278,13 @@ struct Exchange: MeishiCommand {
                         return true
                     }
                     // Ctrl-C here is a "no" the other side hears at once (issue 21), not a lost connection.
-                    let (same, interrupted) = PromptInterruption.answeringNo {
+                    // A pairing lost meanwhile withdraws the question (the exchange cancels it).
+                    let (same, interrupted, withdrawn) = await PromptInterruption.withdrawable {
                         terminal.confirmCode(code, timeout: remaining())
+                    }
+                    if withdrawn {
+                        out.note("question withdrawn: the other side ended the pairing or stopped answering")
+                        return false
                     }
                     if interrupted { out.note("interrupted: answered no") }
                     if same { spinner.start("waiting for the other person to confirm…") }

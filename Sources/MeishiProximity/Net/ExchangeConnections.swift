@@ -85,7 +85,9 @@ public enum ExchangeTransport {
     /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
     /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
     /// A pairing whose codes do not match (`--code` mistyped on one side) ends the run at once,
-    /// unless `othersPending` says other candidates are still being tried.
+    /// unless `othersPending` says other candidates are still being tried. With `pairingLost`
+    /// (discovery without a code), a pairing lost after its code was computed ends the serving
+    /// too, once that is called: the chosen peer is gone, and discovery chooses again.
     ///
     /// Connections are served at once, each in its own task, at most `maximumConnections` and
     /// `maximumPerSource` from one address: when the slots are full the oldest connection that has
@@ -94,7 +96,8 @@ public enum ExchangeTransport {
     /// about one code at a time, and one card is exchanged.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
                              budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?,
-                             othersPending: @escaping @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
+                             othersPending: @escaping @Sendable () -> Bool = { false },
+                             pairingLost: (@Sendable () -> Void)? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -142,6 +145,10 @@ public enum ExchangeTransport {
                     guard othersPending() else { return decide(attempt) }
                     participant.log("still trying the other peers announcing the same code")
                     return
+                }
+                if let pairingLost {
+                    pairingLost()
+                    return decide(attempt)
                 }
                 participant.log("still listening")
             }
