@@ -127,6 +127,8 @@ import Testing
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(!stillRunning, "the listener waits for its --timeout after a mismatch:\n\(log)")
         #expect(listener.terminationStatus == 65 && log.contains("meishi: error: the codes do not match; nothing was stored"), "\(log)")
+        // The run ends here: no "(1 of 3 tries used)", which promised tries that never come.
+        #expect(!log.contains("tries used"), "\(log)")
     }
 
     /// In a namespace of its own, Ken's meishi dies at the digit question while Mei serves

@@ -270,7 +270,10 @@ public enum Rendezvous {
                         return result
                     default:
                         last = error
-                        participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
+                        let tries = if case .protocolFailure(.codesDoNotMatch) = error {
+                            " (\(budget.spent) of \(GuessBudget.allowed) tries used)"
+                        } else { "" }
+                        participant.log("\(ExchangeTransport.describe(error))\(tries); trying the next peer announcing code \(code.nameplate)")
                     }
                 }
             }
