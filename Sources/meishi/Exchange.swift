@@ -300,6 +300,8 @@ struct Exchange: MeishiCommand {
                         if !hosts.isEmpty { out.note("this machine: \(hosts.joined(separator: ", "))") }
                         out.note("on the other machine run: meishi exchange --peer \(example)" + (exchangeCode.map { " --code \($0)" } ?? ""))
                     }
+                    // Again after a lost pairing: "waiting for the other person to confirm…" is over.
+                    spinner.stop()
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")

@@ -17,7 +17,8 @@ public enum Rendezvous {
     /// before it announced, so a refusal means a stale or forged announcement; move on soon.
     static let dialWait: TimeAmount = .seconds(1)
 
-    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
+    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound,
+    /// and again when it serves anew after a lost pairing.
     ///
     /// Discovery only suggests whom to try; the PAKE or the people comparing digits authenticate.
     /// Without a code: the one peer heard (or picked by a person), dialled or served by the rule.
@@ -99,6 +100,7 @@ public enum Rendezvous {
                         server = again
                         lostOne = true
                         participant.log("still listening")
+                        listening(port)
                         continue choosing
                     }
                 }
