@@ -235,7 +235,7 @@ public enum ExchangeTransport {
         switch await connect(to: address, until: deadline, attemptTimeout: { _ in stepTimeout }, pause: .milliseconds(10)) {
         case .success(let c): connection = c
         case .failure(let f) where nobodyThereTimesOut:
-            throw .timedOut("nobody answered at \(label)" + (f.words == noAnswer ? "" : " (\(f.words))"))
+            throw .timedOut("nobody answered at \(label)" + (f.words == noAnswer ? "" : ": \(f.words)"))
         case .failure(let f): throw .unreachable("cannot connect to \(label): \(f.words)")
         }
         let session = participant.session(.dialer)
