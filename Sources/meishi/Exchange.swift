@@ -278,8 +278,13 @@ struct Exchange: MeishiCommand {
                         return true
                     }
                     // Ctrl-C here is a "no" the other side hears at once (issue 21), not a lost connection.
-                    let (same, interrupted) = PromptInterruption.answeringNo {
+                    // A pairing lost meanwhile withdraws the question (the exchange cancels it).
+                    let (same, interrupted, withdrawn) = await PromptInterruption.withdrawable {
                         terminal.confirmCode(code, timeout: remaining())
+                    }
+                    if withdrawn {
+                        out.note("question withdrawn: the other side ended the pairing or stopped answering")
+                        return false
                     }
                     if interrupted { out.note("interrupted: answered no") }
                     if same { spinner.start("waiting for the other person to confirm…") }
@@ -295,6 +300,8 @@ struct Exchange: MeishiCommand {
                         if !hosts.isEmpty { out.note("this machine: \(hosts.joined(separator: ", "))") }
                         out.note("on the other machine run: meishi exchange --peer \(example)" + (exchangeCode.map { " --code \($0)" } ?? ""))
                     }
+                    // Again after a lost pairing: "waiting for the other person to confirm…" is over.
+                    spinner.stop()
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")

@@ -53,13 +53,24 @@ struct FriendsList: SynchronousCommand {
              r.shared.map { FriendsWording.count($0, mode: r.mode, deletedSince: r.deletedSince, seenSince: r.seenSince) }
                  ?? FriendsWording.neverComparedShort]
         }
-        // On a narrow terminal the names give way.
-        if ctx.terminal.standardOutputIsTerminal, let width = ctx.terminal.width {
-            table = DisplayWidth.fitting(table, width: width, shrinking: 1)
-        }
-        for line in DisplayWidth.table(table) { ctx.out.line(line) }
+        // On a narrow terminal the names give way, and the comparison column wraps at spaces.
+        let width = ctx.terminal.standardOutputIsTerminal ? ctx.terminal.width : nil
+        if let width { table = DisplayWidth.fitting(table, width: width, shrinking: 1) }
+        for (line, row) in zip(DisplayWidth.table(table), table) { ctx.out.line(Self.wrappingLastCell(line, row.last ?? "", to: width)) }
         if rows.contains(where: { $0.shared == nil }) { ctx.out.note(FriendsWording.neverComparedLegend) }
         if rows.contains(where: { ContactsList.isNewcomer($0.contact) }) { ctx.out.note(ContactsList.flaggedLegend) }
+    }
+}
+
+extension FriendsList {
+    /// `line` (a table row ending with `last`) broken at the spaces of `last` when it is wider
+    /// than `width`, continuation lines starting under that column: at 40 columns the terminal
+    /// cut "(ecdh; may be out of date)" inside a word (a tester's finding).
+    static func wrappingLastCell(_ line: String, _ last: String, to width: Int?) -> String {
+        guard let width, DisplayWidth.of(line) > width, line.hasSuffix(last) else { return line }
+        let start = DisplayWidth.of(line) - DisplayWidth.of(last)
+        let parts = DisplayWidth.wrapped(last, to: max(12, width - start), indent: 0)
+        return String(line.dropLast(last.count)) + parts.joined(separator: "\n" + String(repeating: " ", count: start))
     }
 }
 

@@ -11,9 +11,27 @@ import MeishiText
 enum PromptInterruption {
     nonisolated(unsafe) private static var fired: sig_atomic_t = 0
     nonisolated(unsafe) private static var armed: sig_atomic_t = 0
+    /// The question is void (the pairing behind it was lost): `withdrawable` sets it.
+    private static let withdrawn = Atomic<Bool>(false)
 
-    static var requested: Bool { armed != 0 && fired != 0 }
+    static var requested: Bool { armed != 0 && (fired != 0 || isWithdrawn) }
     static var isArmed: Bool { armed != 0 }
+    static var isWithdrawn: Bool { withdrawn.load(ordering: .sequentiallyConsistent) }
+
+    /// `answeringNo` for a question that the task's cancellation withdraws: the exchange cancels
+    /// the question when the pairing behind it is lost (the peer hung up or stopped answering), so
+    /// the question does not stay live to "confirm" a dead pairing, and Ctrl-C afterwards ends the
+    /// run instead of answering nobody (a tester's finding). `withdrawn` is true when that happened.
+    static func withdrawable<T>(_ body: () -> T) async -> (value: T, interrupted: Bool, withdrawn: Bool) {
+        withdrawn.store(false, ordering: .sequentiallyConsistent)
+        return await withTaskCancellationHandler {
+            let (value, interrupted) = answeringNo(body)
+            let void = isWithdrawn
+            return (value, interrupted && !void, void)
+        } onCancel: {
+            withdrawn.store(true, ordering: .sequentiallyConsistent)
+        }
+    }
 
     /// Runs `body` with Ctrl-C turned into a "no" (true in `interrupted` when it was pressed).
     static func answeringNo<T>(_ body: () -> T) -> (value: T, interrupted: Bool) {
@@ -78,7 +96,11 @@ struct LiveTerminal: TerminalIO {
         var line: [UInt8] = []
         while line.count < 256 {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if PromptInterruption.requested { return nil }
+            if PromptInterruption.requested {
+                // A withdrawn question ends its line: what is said next starts a line of its own.
+                if PromptInterruption.isWithdrawn, OpenPrompt.close() { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+                return nil
+            }
             let left = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
             // In slices while Ctrl-C may answer the question: the signal can land on any thread.
             let wait = PromptInterruption.isArmed ? (left < 0 ? 100 : min(left, 100)) : left

@@ -118,6 +118,19 @@ import Testing
         #expect(r.stdout == "Common friends (2): Cleo Park, Dev Rao\n")
         #expect(r.stderr.contains("without a comparison: this list may be out of date"), "\(r.stderr)")
         #expect(try w.mei("friends").stdout.contains("2 common friends (ecdh; may be out of date)"))
+        // At 40 columns the comparison wraps at a space, under its column (it was cut inside "may").
+        if let script = InteropTests.which("script") {
+            let command = "stty cols 40 rows 24; MEISHI_HOME='\(w.mei.home)' exec '\(CLI.binary)' friends"
+            let (status, screen) = try InteropTests.run(script, ["-qec", command, "/dev/null"])
+            let lines = screen.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+            #expect(status == 0 && lines.allSatisfy { $0.count <= 40 }, "\(screen)")
+            let at = lines.firstIndex { $0.contains("Ken Sato") }
+            #expect(at.map { lines[$0].hasSuffix("2 common friends (ecdh;") && lines[$0 + 1].hasSuffix(" may be out of date)") } == true,
+                    "\(screen)")
+            #expect(at.map { i in
+                lines[i + 1].prefix { $0 == " " }.count == lines[i].distance(from: lines[i].startIndex, to: lines[i].range(of: "2 common")!.lowerBound)
+            } == true, "\(screen)")
+        }
         let json = try w.mei("friends", "common", "Ken Sato", "--json").json
         #expect(json["seenSinceComparison"] as? Bool == true && json["deletedSince"] as? Double == 0)
         let never = try w.mei("friends", "common", "Cleo Park", "--json").json

@@ -88,7 +88,9 @@ public enum ExchangeTransport {
     /// introduce one of those session ids (PROTOCOL.md §5.5); any other is refused like a failing
     /// peer. Addresses cannot serve here: the chosen peer may dial from its IPv4 or IPv6 address.
     /// A pairing whose codes do not match (`--code` mistyped on one side) ends the run at once,
-    /// unless `othersPending` says other candidates are still being tried.
+    /// unless `othersPending` says other candidates are still being tried. With `pairingLost`
+    /// (discovery without a code), a pairing lost after its code was computed ends the serving
+    /// too, once that is called: the chosen peer is gone, and discovery chooses again.
     ///
     /// Connections are served at once, each in its own task, at most `maximumConnections` and
     /// `maximumPerSource` from one address: when the slots are full the oldest connection that has
@@ -97,7 +99,8 @@ public enum ExchangeTransport {
     /// about one code at a time, and one card is exchanged.
     public static func serve(_ server: Server, timeout: TimeAmount, stepTimeout: TimeAmount, participant: ExchangeParticipant,
                              budget: GuessBudget, onlySessions: (own: [UInt8], peers: @Sendable () -> [[UInt8]])?,
-                             othersPending: @escaping @Sendable () -> Bool = { false }) async throws(ExchangeFailure) -> ExchangeResult {
+                             othersPending: @escaping @Sendable () -> Bool = { false },
+                             pairingLost: (@Sendable () -> Void)? = nil) async throws(ExchangeFailure) -> ExchangeResult {
         let channel = server.channel
         let expired = NIOLockedValueBox(false)
         let overall = channel.channel.eventLoop.scheduleTask(in: timeout) {
@@ -137,14 +140,22 @@ public enum ExchangeTransport {
                     return
                 }
                 // The try was taken when the code was first used (`run`).
+                let mismatch = if case .protocolFailure(.codesDoNotMatch) = error { true } else { false }
+                if mismatch, !budget.exhausted, !othersPending() {
+                    // Most likely a mistyped code: both people had better know now than at --timeout.
+                    // The error says so; no count of tries, as none are left to promise.
+                    return decide(attempt)
+                }
                 participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
                                 + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
                 if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
-                if case .protocolFailure(.codesDoNotMatch) = error {
-                    // Most likely a mistyped code: both people had better know now than at --timeout.
-                    guard othersPending() else { return decide(attempt) }
+                if mismatch {
                     participant.log("still trying the other peers announcing the same code")
                     return
+                }
+                if let pairingLost {
+                    pairingLost()
+                    return decide(attempt)
                 }
                 participant.log("still listening")
             }
@@ -211,17 +222,23 @@ public enum ExchangeTransport {
         do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
             throw .unknownHost(host)
         }
-        return try await dial(address, label: "\(host):\(port)", stepTimeout: stepTimeout, waitFor: waitFor, participant: participant)
+        // Nobody there for the whole wait is a timeout, as when nobody announces itself (75).
+        return try await dial(address, label: (host.contains(":") ? "[\(host)]" : host) + ":\(port)", stepTimeout: stepTimeout,
+                              waitFor: waitFor, nobodyThereTimesOut: true, participant: participant)
     }
 
     /// Connects to `address` (e.g. a discovered peer, with its IPv6 scope) and runs the exchange.
+    /// No connection within `waitFor` is `.unreachable`, or with `nobodyThereTimesOut` (`--peer`,
+    /// waiting for its --timeout) `.timedOut`.
     public static func dial(_ address: SocketAddress, label: String, stepTimeout: TimeAmount, waitFor: TimeAmount = .zero,
-                            introduce: (own: [UInt8], peer: [UInt8])? = nil, budget: GuessBudget? = nil,
+                            nobodyThereTimesOut: Bool = false, introduce: (own: [UInt8], peer: [UInt8])? = nil, budget: GuessBudget? = nil,
                             participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let deadline = now() + Double(waitFor.nanoseconds) / 1e9
         let connection: Connection
         switch await connect(to: address, until: deadline, attemptTimeout: { _ in stepTimeout }, pause: .milliseconds(10)) {
         case .success(let c): connection = c
+        case .failure(let f) where nobodyThereTimesOut:
+            throw .timedOut("nobody answered at \(label)" + (f.words == noAnswer ? "" : ": \(f.words)"))
         case .failure(let f): throw .unreachable("cannot connect to \(label): \(f.words)")
         }
         let session = participant.session(.dialer)
@@ -239,8 +256,11 @@ public enum ExchangeTransport {
             default:
                 // The try was taken when the code could first be computed (`run`).
                 guard session.codeRevealed else { break }
-                participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
-                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                // A mismatch is told by whoever decides whether the run goes on (`Rendezvous.dialInTurn`).
+                if case .protocolFailure(.codesDoNotMatch) = error {} else {
+                    participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
+                                    + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                }
                 if budget.exhausted { throw .tooManyGuesses(budget.spent) }
             }
             throw error
@@ -259,10 +279,15 @@ public enum ExchangeTransport {
         switch errno(of: error) {
         case ECONNREFUSED?: "connection refused (nothing is listening on that port)"
         case EHOSTUNREACH?, ENETUNREACH?: "no route to that host"
-        case ETIMEDOUT?: "no answer"
-        default: error is ChannelError && "\(error)".contains("connectTimeout") ? "no answer" : "\(error)"
+        case ETIMEDOUT?: noAnswer
+        default:
+            // NIO's own connect timeout reads "Connect timeout (3 s)".
+            if case ChannelError.connectTimeout? = error as? ChannelError { noAnswer } else { "\(error)" }
         }
     }
+
+    /// A connection attempt that nothing answered.
+    static let noAnswer = "no answer"
 
     public static func describe(_ f: ExchangeFailure) -> String {
         switch f {

@@ -120,6 +120,12 @@ extension ExchangeTransport {
                         case .finish(.exchanged(let card, let confirmation, let phases)):
                             return ExchangeResult(peerCard: card, confirmation: confirmation, peerAddress: address, phases: phases)
                         case .finish(.failed(let failure)):
+                            // A question still open is withdrawn (the application drops its prompt)
+                            // before the failure is told, so no answer is taken for a lost pairing.
+                            if let question = asking {
+                                question.cancel()
+                                await question.value
+                            }
                             throw failure
                         }
                     }

@@ -17,7 +17,8 @@ public enum Rendezvous {
     /// before it announced, so a refusal means a stale or forged announcement; move on soon.
     static let dialWait: TimeAmount = .seconds(1)
 
-    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound.
+    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound,
+    /// and again when it serves anew after a lost pairing.
     ///
     /// Discovery only suggests whom to try; the PAKE or the people comparing digits authenticate.
     /// Without a code: the one peer heard (or picked by a person), dialled or served by the rule.
@@ -31,64 +32,82 @@ public enum Rendezvous {
         let code = participant.code
         let start = ExchangeTransport.now()
         let deadline = start + Double(timeoutSeconds)
-        let server = try await ExchangeTransport.bind(host: nil, port: 0)
+        var server = try await ExchangeTransport.bind(host: nil, port: 0)
+        let port = server.port
         let discovery: Discovery
         do {
-            discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
+            discovery = try await Discovery.start(tcpPort: port, code: code, alias: alias, interface: interface, log: participant.log)
         } catch {
             try? await server.close()
             throw error
         }
-        listening(server.port)
+        listening(port)
         discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
         // Without a code, peers heard together are first checked for a TCP listener at their
         // announced port: a forged announcement (an alias copied) is dropped, not a reason to stop.
         let checked = NIOLockedValueBox<(alive: Set<[UInt8]>, dead: Set<[UInt8]>)>(([], []))
-        var chosen: DiscoveredPeer?
-        while true {
-            let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
-            chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
-                let (alive, dead) = checked.withLockedValue { $0 }
-                let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
-                if code == nil, now - start >= window, peers.count > 1 {
-                    let new = peers.filter { !alive.contains($0.announcement.sessionID) }
-                    if !new.isEmpty {
-                        unchecked.withLockedValue { $0 = new }
-                        return new[0]  // ends the wait: check them, then choose again
+        var outcome: Result<ExchangeResult, ExchangeFailure>
+        // A pairing lost after its code was computed releases the choice: that peer is dropped and
+        // discovery chooses again (the person restarts meishi on the other machine).
+        var lostOne = false
+        choosing: while true {
+            var chosen: DiscoveredPeer?
+            while true {
+                let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
+                chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
+                    let (alive, dead) = checked.withLockedValue { $0 }
+                    let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
+                    if code == nil, now - start >= window, peers.count > 1 {
+                        let new = peers.filter { !alive.contains($0.announcement.sessionID) }
+                        if !new.isEmpty {
+                            unchecked.withLockedValue { $0 = new }
+                            return new[0]  // ends the wait: check them, then choose again
+                        }
+                    }
+                    return choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+                }
+                let new = unchecked.withLockedValue { $0 }
+                guard !new.isEmpty else { break }
+                let refused = await unreachable(new)
+                checked.withLockedValue { c in
+                    c.dead.formUnion(refused.map(\.announcement.sessionID))
+                    c.alive.formUnion(new.map(\.announcement.sessionID).filter { id in !refused.contains { $0.announcement.sessionID == id } })
+                }
+                for peer in refused {
+                    participant.log("ignoring the peer announced at \(peer.host) port \(peer.announcement.port)"
+                                    + (peer.announcement.alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
+                                    + ": nothing accepts a connection there (a forged or stale announcement)")
+                }
+            }
+            if let several = ambiguous.withLockedValue({ $0 }) {
+                // The others heard us too and may still be checking who listens: stay reachable (and
+                // announced) while they do, or they would drop us as gone and pair among themselves.
+                try? await Task.sleep(for: .milliseconds(Int64((window + probeWait) * 1000)))
+                outcome = .failure(.ambiguous(several))
+            } else if let chosen {
+                if let code {
+                    outcome = await withCandidates(code: code, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
+                                                   participant: participant, budget: budget)
+                } else {
+                    let lost = NIOLockedValueBox(false)
+                    outcome = await with(chosen, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
+                                         participant: participant, budget: budget, pairingLost: { lost.withLockedValue { $0 = true } })
+                    // Serving ended with the pairing: listen again on the announced port.
+                    if lost.withLockedValue({ $0 }), ExchangeTransport.now() < deadline,
+                       let again = try? await ExchangeTransport.bind(host: nil, port: port) {
+                        checked.withLockedValue { _ = $0.dead.insert(chosen.announcement.sessionID) }
+                        server = again
+                        lostOne = true
+                        participant.log("still listening")
+                        listening(port)
+                        continue choosing
                     }
                 }
-                return choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
-            }
-            let new = unchecked.withLockedValue { $0 }
-            guard !new.isEmpty else { break }
-            let refused = await unreachable(new)
-            checked.withLockedValue { c in
-                c.dead.formUnion(refused.map(\.announcement.sessionID))
-                c.alive.formUnion(new.map(\.announcement.sessionID).filter { id in !refused.contains { $0.announcement.sessionID == id } })
-            }
-            for peer in refused {
-                participant.log("ignoring the peer announced at \(peer.host) port \(peer.announcement.port)"
-                                + (peer.announcement.alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
-                                + ": nothing accepts a connection there (a forged or stale announcement)")
-            }
-        }
-        let outcome: Result<ExchangeResult, ExchangeFailure>
-        if let several = ambiguous.withLockedValue({ $0 }) {
-            // The others heard us too and may still be checking who listens: stay reachable (and
-            // announced) while they do, or they would drop us as gone and pair among themselves.
-            try? await Task.sleep(for: .milliseconds(Int64((window + probeWait) * 1000)))
-            outcome = .failure(.ambiguous(several))
-        } else if let chosen {
-            if let code {
-                outcome = await withCandidates(code: code, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
-                                               participant: participant, budget: budget)
             } else {
-                outcome = await with(chosen, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
-                                     participant: participant, budget: budget)
+                outcome = .failure(lostOne ? .timedOut("no peer completed an exchange") : .noPeer(withCode: code != nil))
             }
-        } else {
-            outcome = .failure(.noPeer(withCode: code != nil))
+            break
         }
         await discovery.stop()
         try? await server.close()
@@ -96,8 +115,10 @@ public enum Rendezvous {
     }
 
     /// Without a code: the one chosen peer, dialled or served by the session-id rule.
+    /// Serving, a pairing lost after its code was computed ends it (`pairingLost` is told).
     static func with(_ peer: DiscoveredPeer, discovery: Discovery, server: ExchangeTransport.Server, deadline: Double, stepTimeout: TimeAmount,
-                     participant: ExchangeParticipant, budget: GuessBudget) async -> Result<ExchangeResult, ExchangeFailure> {
+                     participant: ExchangeParticipant, budget: GuessBudget,
+                     pairingLost: @escaping @Sendable () -> Void) async -> Result<ExchangeResult, ExchangeFailure> {
         let own = discovery.sessionID, id = peer.announcement.sessionID
         do throws(ExchangeFailure) {
             if dials(own: own, peer: id) {
@@ -107,7 +128,8 @@ public enum Rendezvous {
             }
             let remaining = max(1, deadline - ExchangeTransport.now())
             return .success(try await ExchangeTransport.serve(server, timeout: .milliseconds(Int64(remaining * 1000)), stepTimeout: stepTimeout,
-                                                              participant: participant, budget: budget, onlySessions: (own, { [id] })))
+                                                              participant: participant, budget: budget, onlySessions: (own, { [id] }),
+                                                              pairingLost: pairingLost))
         } catch {
             return .failure(error)
         }
@@ -250,7 +272,10 @@ public enum Rendezvous {
                         return result
                     default:
                         last = error
-                        participant.log("\(ExchangeTransport.describe(error)); trying the next peer announcing code \(code.nameplate)")
+                        let tries = if case .protocolFailure(.codesDoNotMatch) = error {
+                            " (\(budget.spent) of \(GuessBudget.allowed) tries used)"
+                        } else { "" }
+                        participant.log("\(ExchangeTransport.describe(error))\(tries); trying the next peer announcing code \(code.nameplate)")
                     }
                 }
             }
