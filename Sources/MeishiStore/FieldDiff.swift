@@ -41,7 +41,8 @@ public enum FieldChange: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
+    /// Values of `incoming` missing from `existing` (compared as emails and phones compare, and
+    /// as a vCard export writes them).
     /// A merge (`everyValue`) keeps each value not held yet, a second title or note too, so that
     /// no value a card brought is lost; of a name only when there is none (merges are of one
     /// name). A card's history (not `everyValue`) lists of a single-valued field only what the
@@ -50,7 +51,9 @@ extension ContactStore {
                         everyValue: Bool) -> [FieldName: [String]] {
         var out: [FieldName: [String]] = [:]
         for (field, values) in incoming {
-            let have = Set(existing.flatMap { $0[field] ?? [] }.map { Contact.normalized(field, $0) })
+            // A value also as an export writes it (control characters left out), so that reading
+            // meishi's own export back finds the value held.
+            let have = Set(existing.flatMap { $0[field] ?? [] }.flatMap { [Contact.normalized(field, $0), Contact.normalized(field, VCard.asWritten($0))] })
             if field == .name || !(everyValue || field.isMultiValued) {
                 if have.isEmpty, let v = values.first { out[field] = [v] }
                 continue

@@ -86,6 +86,23 @@ import Testing
         #expect(try contacts(mei).count == 5)
     }
 
+    /// Every REF is read the same way: digits (or `#` and digits) name an id and nothing else, so
+    /// a delete run twice, or a stale id, never reaches a contact whose name holds the digits.
+    @Test func aStaleIDNamesNobody() throws {
+        let (mei, _, _) = try Self.meiKnowingKen()
+        let flat = try mei.file("flat.vcf", Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Flat 1 Tenant\r\nEND:VCARD\r\n".utf8))
+        try #require(try mei("contacts", "import", flat).status == 0)
+        #expect(try mei("contacts", "delete", "1", "--yes").status == 0)
+        for command in [["contacts", "delete", "1", "--yes"], ["contacts", "show", "#1"], ["contacts", "note", "1", "x"],
+                        ["contacts", "tag", "1", "t"], ["contacts", "export", "1"], ["contacts", "share", "1"]] {
+            let again = try mei.run(command)
+            #expect(again.status == 66 && again.stderr.contains("no contact #1"), "\(command): \(again.status) \(again.stderr)")
+        }
+        #expect(try mei("contacts", "show", "#2").stdout.contains("Flat 1 Tenant"))
+        let empty = try mei("contacts", "show", "")
+        #expect(empty.status == 64, "\(empty.stderr)")
+    }
+
     @Test func dryRunStoresNothingAndJSON() throws {
         let (mei, _, _) = try Self.meiKnowingKen()
         let file = try mei.file("one.vcf", Data("BEGIN:VCARD\nVERSION:3.0\nFN:New Person\nEMAIL:new@example.org\nEND:VCARD\n".utf8))
