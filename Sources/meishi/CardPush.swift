@@ -144,8 +144,8 @@ struct ContactsChanges: SynchronousCommand {
         if json {
             return ctx.out.json(.object(["changes": .array(found.map { c in
                 .object(["id": .number(Double(c.contact.id ?? 0)), "did": .string(c.contact.did),
-                         "name": c.contact.name.map(JSONValue.string) ?? .null, "received": .number(Double(c.card.received)),
-                         "cardTimestamp": .number(Double(c.card.cardTimestamp)), "source": .string(c.card.source.rawValue),
+                         "name": c.contact.name.map(JSONValue.string) ?? .null, "received": .string(CardRendering.date(c.card.received)),
+                         "cardTimestamp": .string(CardRendering.date(c.card.cardTimestamp)), "source": .string(c.card.source.rawValue),
                          "changes": .array(c.changes.map { .string(CardRendering.change($0)) })])
             })]))
         }

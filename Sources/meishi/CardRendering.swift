@@ -62,12 +62,16 @@ enum CardRendering {
     /// A stored contact as `contacts show` and `contacts add` print it; `earlier` (what its
     /// earlier cards said that the current one does not) follows the current card, under a line
     /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
+    /// `firstSource` is how it was first seen (`contacts show`), when it differs from `source`,
+    /// the latest card's, which the "last seen" row then names.
     static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
-                        notes: PrivateNotes = PrivateNotes()) -> String {
+                        notes: PrivateNotes = PrivateNotes(), firstSource: ContactSource? = nil) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
+        let first = firstSource ?? c.source
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
-                 ("first seen", "\(date(c.firstSeen)) via \(c.source.rawValue)"), ("last seen", date(c.lastSeen))]
+                 ("first seen", "\(date(c.firstSeen)) via \(first.rawValue)"),
+                 ("last seen", date(c.lastSeen) + (first == c.source ? "" : " (latest card via \(c.source.rawValue))"))]
         let unsigned = c.unsignedFields ?? [:]
         for name in unsigned.keys.sorted() {
             for v in unsigned[name]! { rows.append((name.rawValue, Console.safe(v) + "  (unsigned: from a vCard, not signed)")) }
@@ -117,7 +121,7 @@ enum CardRendering {
 
     /// A meeting in JSON: `at`, `how` and, when one was named, `event`.
     static func json(_ m: Meeting) -> JSONValue {
-        var obj: [String: JSONValue] = ["at": .number(Double(m.at)), "how": .string(m.how.rawValue)]
+        var obj: [String: JSONValue] = ["at": .string(date(m.at)), "how": .string(m.how.rawValue)]
         if let e = m.event { obj["event"] = .string(e) }
         return .object(obj)
     }
@@ -168,13 +172,15 @@ enum CardRendering {
     /// `earlierCards` when `earlier` is given (`contacts show`).
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
-    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil) -> JSONValue {
+    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil,
+                     firstSource: ContactSource? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
             "fields": fields(c.fields),
             "level": .string(c.level.rawValue),
             "trust": .string(c.trust.rawValue),
+            // How its latest card came; `firstSource` how it was first seen.
             "source": .string(c.source.rawValue),
             "firstSeen": .string(date(c.firstSeen)),
             "lastSeen": .string(date(c.lastSeen)),
@@ -183,6 +189,7 @@ enum CardRendering {
             "possibleImpersonationOf": .array(c.earlierLookAlikes.map { .number(Double($0)) }),
             "possiblyImpersonatedBy": .array(c.laterLookAlikes.map { .number(Double($0)) }),
         ]
+        if let firstSource { obj["firstSource"] = .string(firstSource.rawValue) }
         if let n = c.name { obj["name"] = .string(n) }
         // The vCard UID its export carries, and which finds it again on import.
         obj["uid"] = .string(c.exportUID)

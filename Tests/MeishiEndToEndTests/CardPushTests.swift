@@ -119,6 +119,9 @@ extension NamespaceExchangeTests {
         #expect(try ken("contacts", "changes").stdout.contains("Mei Tanaka (#1, push): +title, +phone"))
         let shown = try ken("contacts", "show", "Mei", "--json").stdout
         #expect(shown.contains("Lead") && !shown.contains("coffee"), "my note on Ken never travels: \(shown)")
+        // First seen at the exchange: the push is the latest card's source, not the first sight's.
+        let first = try ken("contacts", "show", "Mei", "--json").json
+        #expect(first["firstSource"] as? String == "exchange" && first["source"] as? String == "push", "\(first)")
         #expect(!(try ann("contacts", "show", "Mei").stdout.contains("Lead")))
 
         // Ann gets it at the next exchange; a push to Ken, no longer listening, is not reachable (exit 75).

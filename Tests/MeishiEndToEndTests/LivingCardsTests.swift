@@ -57,7 +57,7 @@ import Testing
         let meetings = try #require(json?["meetings"] as? [[String: Any]])
         #expect(meetings.map { $0["event"] as? String } == ["PyCon JP 2026", "RubyKaigi", "Config Con"])
         #expect(meetings.map { $0["how"] as? String } == ["file", "file", "file"])
-        #expect(meetings.first?["at"] as? Int == 1_800_000_010)
+        #expect(meetings.first?["at"] as? String == "2027-01-15T08:00:10Z")
         // Filtering: part of the name, any case; nothing else matches.
         #expect(await ken("contacts", "list", "--event", "pycon").out.contains("Mei Tanaka"))
         let none = await ken("contacts", "list", "--event", "JSConf")
@@ -168,6 +168,23 @@ import Testing
         #expect(await ken("contacts", "note", "1").out == "from stdin\n")
         #expect(await ken("contacts", "note", "1", "--delete").out == "removed your note on Mei Tanaka (#1)\n")
         #expect(await ken("contacts", "note", "1").out.isEmpty)
+    }
+
+    /// "first seen … via" names how the contact was first seen, not how its latest card came (a
+    /// push made it say "first seen <the exchange's time> via push"); text and JSON.
+    @Test func firstSeenKeepsItsSource() async throws {
+        var (mei, ken) = await Self.kenHoldingMeisCard()
+        mei.now = mei.now.addingTimeInterval(60)
+        #expect(await mei("card", "set", "title", "Lead").status == 0)
+        let file = Fixtures.temporaryDirectory() + "/newer.json"
+        try Data(await mei("card", "export").out.utf8).write(to: URL(fileURLWithPath: file))
+        ken.now = mei.now.addingTimeInterval(10)
+        #expect(await ken("contacts", "add", file).out.hasPrefix("updated Mei Tanaka"))
+        let shown = await ken("contacts", "show", "1").out
+        #expect(shown.contains("first seen   2027-01-15T08:00:10Z via stdin\n"), "\(shown)")
+        #expect(shown.contains("(latest card via file)"), "\(shown)")
+        let json = try JSONSerialization.jsonObject(with: Data(await ken("contacts", "show", "1", "--json").out.utf8)) as? [String: Any]
+        #expect(json?["firstSource"] as? String == "stdin" && json?["source"] as? String == "file", "\(json ?? [:])")
     }
 
     /// My own note and tags in `contacts export --with-notes` are marked as mine and read back as
