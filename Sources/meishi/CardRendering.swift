@@ -244,7 +244,8 @@ extension Console {
     /// A warning for each of `others`, whose name or values (`sharing`) the contact `c` (shown as
     /// `who`) shares. The newcomer is named as the possible impersonator: the contact first seen
     /// later, which is not always the card that just arrived (the real Ken exchanging after a
-    /// fake one was stored).
+    /// fake one was stored). Only a verified contact can be impersonated: when the one first seen
+    /// is unsigned (an imported vCard, no key), the two are said to be kept apart, as a note.
     func warnConflicts(_ c: Contact, who: String, _ others: [Contact], sharing: String) {
         // A name thousands share (an import of a company directory) would otherwise print up to
         // `maximumLookAlikes` lines per card.
@@ -254,7 +255,10 @@ extension Console {
             }
         }
         for other in others.prefix(Self.lookAlikesWarnedPerContact) {
-            if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
+            let otherIsNewer = (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0)
+            if (otherIsNewer ? c.trust : other.trust) == .unsigned {
+                note(CardRendering.keptApart(who: who, id: c.id ?? 0, other: other, sharing: sharing))
+            } else if otherIsNewer {
                 warn(CardRendering.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
             } else {
                 warn(CardRendering.impersonating(who: who, other: other, sharing: sharing))
@@ -265,9 +269,21 @@ extension Console {
 
 /// Possible impersonation, naming the newcomer (the warnings `warnConflicts` prints).
 extension CardRendering {
-    /// `who` (just stored) is the newcomer.
+    /// A stored contact as a look-alike message names it: "#3 Ken Sato (signed)"; never its
+    /// store key (`unsigned:card:…` means nothing to a person).
+    static func lookAlike(_ c: Contact) -> String {
+        "#\(c.id ?? 0) \(name(c.name)) (\(c.trust.rawValue))"
+    }
+
+    /// `who` (just stored) is the newcomer, and `other` a verified contact.
     static func impersonating(who: String, other: Contact, sharing: String) -> String {
-        "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
+        "\(who) uses the same \(sharing) as contact \(lookAlike(other)) under a different key: possible impersonation"
+    }
+
+    /// `who` (#`id`) and `other` share a name, email or phone, and the one first seen is unsigned:
+    /// no key to impersonate, two cards kept apart.
+    static func keptApart(who: String, id: Int64, other: Contact, sharing: String) -> String {
+        "\(who) (#\(id)) kept apart from \(lookAlike(other)), which has the same \(sharing)"
     }
 
     /// More look-alikes of `who` (#`id`) than are warned about one by one (`n` or more: a
@@ -278,7 +294,8 @@ extension CardRendering {
 
     /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.
     static func impersonatedBy(other: Contact, of who: String, id: Int64, sharing: String) -> String {
-        "contact #\(other.id ?? 0) \(Console.safe(other.name ?? other.did)) (\(other.did)), stored later, uses the same \(sharing) as "
-            + "\(who) (#\(id)) under a different key: #\(other.id ?? 0) may be impersonating them"
+        "contact \(lookAlike(other)), stored later, uses the same \(sharing) as "
+            + "\(who) (#\(id)) " + (other.trust == .unsigned ? "without its key" : "under a different key")
+            + ": #\(other.id ?? 0) may be impersonating them"
     }
 }

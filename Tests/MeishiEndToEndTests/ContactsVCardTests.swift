@@ -103,6 +103,23 @@ import Testing
         #expect(empty.status == 64, "\(empty.stderr)")
     }
 
+    /// Two unsigned cards of one name are kept apart, not "possible impersonation … under a
+    /// different key" (neither has a key), and no message names a store key (`unsigned:card:…`);
+    /// a verified contact's name on an unsigned card is still a possible impersonation.
+    @Test func unsignedLookAlikesAreKeptApartNotImpersonations() throws {
+        let (mei, _, _) = try Self.meiKnowingKen()
+        let vcf = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ando Roid\r\nTEL:+81 90 1111 1111\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ando Roid\r\nTEL:+81 90 2222 2222\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ken Sato\r\nEMAIL:fake@example.org\r\nEND:VCARD\r\n"
+        let r = try mei("contacts", "import", try mei.file("two.vcf", Data(vcf.utf8)))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("meishi: Ando Roid (#3) kept apart from #2 Ando Roid (unsigned), which has the same name, email or phone"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("Ando Roid uses") && !r.stderr.contains("unsigned:"), "\(r.stderr)")
+        #expect(r.stderr.contains("meishi: warning: Ken Sato uses the same name, email or phone as contact #1 Ken Sato (signed) "
+                                  + "under a different key: possible impersonation"), "\(r.stderr)")
+    }
+
     @Test func dryRunStoresNothingAndJSON() throws {
         let (mei, _, _) = try Self.meiKnowingKen()
         let file = try mei.file("one.vcf", Data("BEGIN:VCARD\nVERSION:3.0\nFN:New Person\nEMAIL:new@example.org\nEND:VCARD\n".utf8))
