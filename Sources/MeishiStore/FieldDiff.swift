@@ -9,7 +9,8 @@ import MeishiCard
 public enum FieldChange: Equatable, Sendable {
     /// Values of the field the older card did not have (`count` of them).
     case added(FieldName, count: Int)
-    /// A single-valued field holds another value.
+    /// A single-valued field holds another value, or a multi-valued one as many other values
+    /// as it lost (one email replaced by another: "email changed", not "+email, email fewer").
     case changed(FieldName)
     /// Values of the field the newer card no longer shares; `all` when it shares none of it.
     case withdrawn(FieldName, count: Int, all: Bool)
@@ -32,6 +33,10 @@ public enum FieldChange: Equatable, Sendable {
                 continue
             }
             let added = after.filter { !before.contains($0) }.count, gone = before.filter { !after.contains($0) }.count
+            if added > 0, added == gone {
+                out.append(.changed(field))
+                continue
+            }
             if added > 0 { out.append(.added(field, count: added)) }
             if gone > 0 { out.append(.withdrawn(field, count: gone, all: after.isEmpty)) }
         }

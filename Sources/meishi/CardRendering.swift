@@ -141,10 +141,23 @@ enum CardRendering {
             + (withdrawn ? " (what it no longer shares is kept from the earlier card: meishi contacts show \(c.id ?? 0))" : "")
     }
 
-    /// "Ken Sato updated their card: title changed, +phone" (`listen`, for a pushed card).
+    /// "Ken Sato (#1) updated their card: title changed, +phone" (`listen`, for a pushed card);
+    /// a new name is said old → new: "Eve (#2) now calls themselves Mei Tanaka; +email".
     static func pushed(_ c: Contact) -> String {
-        let changes = c.changes
-        return "\(name(c.name)) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
+        updated(name: c.name, previousName: c.replaced?.fields[.name]?.first, id: c.id ?? 0, changes: c.changes)
+    }
+
+    /// A card that replaced another, as `listen` and `contacts changes` say it: "Ken Sato (#1)
+    /// updated their card: title changed", or with a new name "Eve (#2) now calls themselves Mei
+    /// Tanaka; +email" (`previousName` the name on the card replaced); `how` follows the id.
+    static func updated(name new: String?, previousName old: String?, id: Int64, how: String? = nil,
+                        changes: [FieldChange]) -> String {
+        let tag = "(#\(id)" + (how.map { ", " + $0 } ?? "") + ")"
+        if let old, old != new {
+            let rest = changes.filter { $0 != .changed(.name) && $0 != .added(.name, count: 1) }
+            return "\(name(old)) \(tag) now calls themselves \(name(new))" + (rest.isEmpty ? "" : "; " + rest.map(change).joined(separator: ", "))
+        }
+        return "\(name(new)) \(tag) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
     }
 
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
