@@ -9,7 +9,9 @@ enum CardRendering {
     static let labelWidth = 11
 
     /// A card's fields in display order, then labelled rows (did, fingerprint, …): the block that
-    /// exchange, scan, verify and contacts print under their first line. Values are sanitised.
+    /// exchange, scan, verify and contacts print under their first line. Values are sanitised;
+    /// only an address and a note span lines (`spansLines`): a line break in any other value (a
+    /// peer's name) is escaped, so that it cannot draw a line of its own.
     static func block(_ fields: [FieldName: [String]], rows: [(label: String, value: String)]) -> String {
         let ordered = fields.keys.sorted()
         let width = max(labelWidth, ordered.map(\.rawValue.count).max() ?? 0, rows.map(\.label.count).max() ?? 0)
@@ -17,10 +19,15 @@ enum CardRendering {
             "  " + DisplayWidth.padded(label, to: width) + "  " + value + "\n"
         }
         var out = ""
-        for name in ordered { for v in fields[name]! { out += row(name.rawValue, multiline(v, indent: width + 4)) } }
+        for name in ordered {
+            for v in fields[name]! { out += row(name.rawValue, spansLines.contains(name) ? multiline(v, indent: width + 4) : Console.safe(v)) }
+        }
         for r in rows { out += row(r.label, r.value) }
         return String(out.dropLast())
     }
+
+    /// The fields whose values may span lines on display.
+    static let spansLines: Set<FieldName> = [.address, .note]
 
     /// A value of several lines (an address) with each line sanitised and the lines after the
     /// first indented by `indent` columns, under the first.
