@@ -62,6 +62,15 @@ import Testing
         #expect(await ken("contacts", "list", "--event", "pycon").out.contains("Mei Tanaka"))
         let none = await ken("contacts", "list", "--event", "JSConf")
         #expect(none.status == 0 && !none.out.contains("Mei") && none.err.contains("no contacts match"), "\(none)")
+        // An empty --event is a usage error (it listed everyone); MEISHI_EVENT set empty records
+        // no event, the configuration's included.
+        #expect(await ken("contacts", "list", "--event", "").status == 64)
+        ken.environment["MEISHI_EVENT"] = ""
+        ken.now = ken.now.addingTimeInterval(3600)
+        #expect(await ken("contacts", "add", "-").status == 0)
+        let last = try JSONSerialization.jsonObject(with: Data(await ken("contacts", "show", "Mei", "--json").out.utf8)) as? [String: Any]
+        let all = try #require(last?["meetings"] as? [[String: Any]])
+        #expect(all.count == 4 && all.last?["event"] == nil, "\(all)")
     }
 
     /// An event that cannot be recorded is refused before anything is stored: from the flag and
@@ -138,6 +147,8 @@ import Testing
         #expect(await ken("contacts", "note", "1", " ").status == 64)
         #expect(await ken("contacts", "tag", "1", "pycon", "Investor", "PyCon").out == "Mei Tanaka (#1): tags pycon, Investor\n")
         #expect(await ken("contacts", "tag", "1", "a,b").status == 64)
+        let emptyTag = await ken("contacts", "tag", "1", "")
+        #expect(emptyTag.status == 64 && emptyTag.err.contains("a tag cannot be empty\n"), "no colon with nothing after it: \(emptyTag.err)")
         #expect(await ken("contacts", "tag", "1", "--untag", "INVESTOR").out == "Mei Tanaka (#1): tags pycon\n")
         #expect(await ken("contacts", "list", "--tag", "PYCON").out.contains("Mei Tanaka"))
         #expect(await ken("contacts", "list", "--tag", "investor").err.contains("no contacts match"))
