@@ -3,7 +3,8 @@
 
 usage: vcard-interop.py FILE.vcf
 Prints {"cards": [{"fn": ..., "email": [...], "tel": [...], "url": [...], "note": [...], "title": [...],
-"org": [...], "uid": ..., "x-meishi-did": ..., "properties": N}]}; exits 1 when vobject cannot parse the file.
+"org": [...], "uid": ..., "x-meishi-did": ..., "properties": N}]}; exits 1 when vobject cannot parse the file,
+cannot serialise a card it read, or splits an ORG unit at an unescaped comma.
 """
 import json
 import sys
@@ -20,8 +21,13 @@ def main():
     for card in vobject.readComponents(text, validate=True):
         org = []
         for o in values(card, "org"):
-            # vobject gives ORG as a list of units, and a unit holding a comma as a list again.
-            org.append(", ".join(", ".join(u) if isinstance(u, list) else u for u in o) if isinstance(o, list) else o)
+            # vobject gives ORG as a list of units; a unit that is a list again was split at a
+            # bare comma (written unescaped): vobject cannot write it back, and the name is lost.
+            if isinstance(o, list) and any(isinstance(u, list) for u in o):
+                print("ORG of %r split at an unescaped comma: %r" % (card.fn.value, o), file=sys.stderr)
+                return 1
+            org.append(", ".join(o) if isinstance(o, list) else o)
+        card.serialize()  # what vobject reads it can write again (a split ORG raises here)
         cards.append({
             "fn": card.fn.value,
             "email": values(card, "email"),

@@ -213,7 +213,8 @@ extension Card: Codable {
     public init(from decoder: Decoder) throws {
         let stored = try Stored(from: decoder)
         var card = Card()
-        for (name, values) in stored.fields {
+        // In name order, so that the same file always names the same refused value.
+        for (name, values) in stored.fields.sorted(by: { $0.key < $1.key }) {
             let field = try FieldName(name)
             // A hand-edited card.json is held to what `card set` accepts: it is signed as it is.
             card.fields[field] = try values.map { v in

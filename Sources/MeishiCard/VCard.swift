@@ -20,6 +20,10 @@ public struct ImportedContact: Equatable, Sendable {
     public var format: ImportFormat
     /// What meishi has no field for, kept to be written back on export.
     public var extras = VCardExtras()
+    /// My own note and tags on the contact, from meishi's own `contacts export --with-notes`
+    /// (`NOTE` and `CATEGORIES` marked `X-MEISHI-OWN=true`): never a card value or a kept property.
+    public var ownNote: String?
+    public var ownTags: [String] = []
 
     public init(fields: [FieldName: [String]] = [:], format: ImportFormat) {
         self.fields = fields

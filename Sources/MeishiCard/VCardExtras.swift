@@ -52,8 +52,14 @@ public struct VCardExtras: Equatable, Sendable {
     /// the same canonical form are one property.
     /// A binary value is the same property as base64 with `ENCODING=b` (3.0) or as a `data:` URI
     /// (4.0), whatever its parameters.
+    /// An ORG with a bare comma (vCard 2.1) is the same property as with that comma escaped.
     public static func canonical(_ line: String) -> String {
+        var line = line
         if let raw = VCardParser.RawProperty(Array(line.utf8)) {
+            if raw.name == "ORG", line.utf8.reversed().starts(with: raw.value.reversed()) {
+                line = String(decoding: line.utf8.dropLast(raw.value.count), as: UTF8.self)
+                    + VCard.escapingBareCommas(String(decoding: raw.value, as: UTF8.self))
+            }
             let head = (raw.group.map { $0 + "." } ?? "") + raw.name
             let value = String(decoding: raw.value, as: UTF8.self)
             let encoding = raw.parameters.last { $0.name == "ENCODING" }?.values.first?.uppercased()

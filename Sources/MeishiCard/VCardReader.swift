@@ -48,6 +48,18 @@ extension VCard {
                 continue
             }
             var kept = false
+            // meishi's own note and tags (`--with-notes`): the user's, not the card's.
+            if prop.name == "NOTE" || prop.name == "CATEGORIES",
+               prop.parameter(VCard.ownParameter)?.contains(where: { $0.lowercased() == "true" }) == true {
+                if prop.name == "NOTE" {
+                    let note = prop.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    if !note.isEmpty { contact.ownNote = note }
+                } else {
+                    contact.ownTags += VCard.unescaped(prop.value, splittingAt: ",")
+                        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                }
+                continue
+            }
             switch prop.name {
             case "FN": kept = contact.add(.name, prop.text)
             case "N":

@@ -29,6 +29,13 @@ extension VCard {
         return out
     }
 
+    /// `s` as a vCard export gives it back when read: line breaks as LF, the other control
+    /// characters `escape` leaves out gone, blanks around it trimmed as the reader trims them.
+    public static func asWritten(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { isControl($0) || $0 == "\r" }) || s != s.trimmingCharacters(in: .whitespacesAndNewlines) else { return s }
+        return unescape(escape(s)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// `line` folded for the wire: at most 75 octets per line, continuation lines starting
     /// with a space, never inside a UTF-8 sequence (RFC 6350 section 3.2).
     static func fold(_ line: String) -> String {
@@ -80,13 +87,40 @@ extension VCard {
         // decoded) are escaped here, other control characters left out.
         value = value.replacingOccurrences(of: "\r\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\n").replacingOccurrences(of: "\n", with: "\\n")
         value = String(String.UnicodeScalarView(value.unicodeScalars.filter { !isControl($0) }))
+        // ORG's components are single texts (RFC 6350 6.6.4): a bare comma, which vCard 2.1
+        // allows (`ORG:Company, The;Dept`), is escaped, or readers split the name at it.
+        if raw.name == "ORG" { value = escapingBareCommas(value) }
         return head + parameterText(parameters) + ":" + value
+    }
+
+    /// `value` with each comma not already escaped written `\,`; escapes stay as they are.
+    static func escapingBareCommas(_ value: String) -> String {
+        guard value.contains(",") else { return value }
+        var out = ""
+        var escaped = false
+        for ch in value {
+            if escaped {
+                escaped = false
+            } else if ch == "\\" {
+                escaped = true
+            } else if ch == "," {
+                out += "\\"
+            }
+            out.append(ch)
+        }
+        return out
     }
 
     /// The parameter marking a value no signature vouches for, on a signed contact's vCard
     /// (docs/PROTOCOL.md, vCard export): `TEL;X-MEISHI-UNSIGNED=true:…`.
     public static let unsignedParameter = "X-MEISHI-UNSIGNED"
     static let unsignedMark = ";" + unsignedParameter + "=true"
+
+    /// The parameter marking the exporter's own note and tags (`contacts export --with-notes`:
+    /// `NOTE;X-MEISHI-OWN=true:…`, `CATEGORIES;X-MEISHI-OWN=true:…`), which meishi reads back as
+    /// its user's note and tags, never as the contact's values.
+    public static let ownParameter = "X-MEISHI-OWN"
+    static let ownMark = ";" + ownParameter + "=true"
 
     /// Parameters as written (`;TYPE=work,pref;PREF=1`) without what makes a value preferred:
     /// `PREF` (4.0) and the `pref` type (3.0).
@@ -150,7 +184,7 @@ public struct VCardEntry: Sendable {
     /// written after the others, with `X-MEISHI-UNSIGNED=true` and never as preferred.
     public var unsigned: [FieldName: [String]]
     /// The exporter's own note about the contact and tags (`contacts export --with-notes`),
-    /// written as a NOTE and as CATEGORIES after the card's values.
+    /// written as a NOTE and as CATEGORIES after the card's values, marked `X-MEISHI-OWN=true`.
     public var ownNote: String?
     public var categories: [String] = []
 
@@ -248,8 +282,8 @@ extension VCard {
         if entry.fields[.address] == nil { lines += inPlace["ADR"] ?? [] }
         if entry.fields[.org] == nil { lines += inPlace["ORG"] ?? [] }
         lines += rest
-        if let note = entry.ownNote { lines.append("NOTE:" + escape(note)) }
-        if !entry.categories.isEmpty { lines.append("CATEGORIES:" + entry.categories.map(escape).joined(separator: ",")) }
+        if let note = entry.ownNote { lines.append("NOTE" + ownMark + ":" + escape(note)) }
+        if !entry.categories.isEmpty { lines.append("CATEGORIES" + ownMark + ":" + entry.categories.map(escape).joined(separator: ",")) }
         lines.append("UID:" + entry.uid)
         if let did = entry.did { lines.append("X-MEISHI-DID:" + did) }
         if let trust = entry.trust { lines.append("X-MEISHI-TRUST:" + trust) }

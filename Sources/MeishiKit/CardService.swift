@@ -16,7 +16,7 @@ public struct CardService: Sendable {
         do {
             return try JSONDecoder().decode(Card.self, from: Data(bytes))
         } catch let e as CardError {
-            throw .cardFileDamaged(path: home.cardPath, reason: "it holds what 'meishi card set' refuses (\(e))")
+            throw .cardFileRefused(path: home.cardPath, e)
         } catch let DecodingError.keyNotFound(key, _) {
             throw .cardFileDamaged(path: home.cardPath, reason: "no \"\(key.stringValue)\" member: not a card file")
         } catch DecodingError.typeMismatch, DecodingError.valueNotFound {

@@ -54,6 +54,8 @@ public enum MeishiError: Error, Sendable {
 
     // The user's card
     case cardFileDamaged(path: String, reason: String)
+    /// `card.json` holds a value `card set` refuses (edited by hand): the first such value's reason.
+    case cardFileRefused(path: String, CardError)
     /// A signed share would exceed the payload size limit.
     case shareTooLarge(bytes: Int)
     /// A card being stored is the user's own.

@@ -65,6 +65,17 @@ public struct EarlierValues: Equatable, Sendable {
 }
 
 extension ContactStore {
+    /// How the contact was first seen: the source of the first card its history holds (a push
+    /// replaces `source`, the latest card's, never this), else `source`.
+    public func firstSource(of c: Contact) throws(StoreError) -> ContactSource {
+        guard let id = c.id else { return c.source }
+        return try read { db in
+            let first = try String.fetchOne(db, sql: "SELECT source FROM contact_card WHERE contactId = ? ORDER BY received, id LIMIT 1",
+                                            arguments: [id])
+            return first.flatMap(ContactSource.init(rawValue:)) ?? c.source
+        }
+    }
+
     /// The signed cards the contact `id` sent, newest first (by signed timestamp).
     public func history(of id: Int64) throws(StoreError) -> [ReceivedCard] {
         try read { db in try Self.history(of: id, in: db) }

@@ -23,6 +23,11 @@ public struct ReceivedChange: Equatable, Sendable {
     public let contact: Contact
     public let card: ReceivedCard
     public let changes: [FieldChange]
+    /// The name on the card this one followed, when this one carries another.
+    public let previousName: String?
+
+    /// The name on this card (the contact's name then), else the contact's.
+    public var name: String? { card.fields[.name]?.first ?? contact.name }
 }
 
 extension ContactStore {
@@ -61,8 +66,8 @@ extension ContactStore {
         }
     }
 
-    /// Every received card that replaced an earlier one of the same contact (by signed time),
-    /// received at or after `since`, of the contact `contactID` only when given; newest first.
+    /// Every received card that replaced an earlier one of the same contact (by signed time) and
+    /// changed something (a card signed again as it was is left out), received at or after `since`, of the contact `contactID` only when given; newest first.
     public func receivedChanges(of contactID: Int64? = nil, since: Int64 = 0) throws(StoreError) -> [ReceivedChange] {
         try read { db in
             let ids = try contactID.map { [$0] } ?? Int64.fetchAll(db, sql: """
@@ -77,8 +82,12 @@ extension ContactStore {
                 for card in cards {
                     defer { previous = card }
                     guard let before = previous, card.received >= since, card.cardTimestamp > before.cardTimestamp else { continue }
-                    out.append(ReceivedChange(contact: contact, card: card,
-                                              changes: FieldChange.between(before.fields, before.level, and: card.fields, card.level)))
+                    let changes = FieldChange.between(before.fields, before.level, and: card.fields, card.level)
+                    // The same card signed again (a push repeated) changes nothing: no row of its own.
+                    guard !changes.isEmpty else { continue }
+                    let previousName = before.fields[.name]?.first
+                    out.append(ReceivedChange(contact: contact, card: card, changes: changes,
+                                              previousName: previousName != card.fields[.name]?.first ? previousName : nil))
                 }
             }
             return out.sorted { ($0.card.received, $0.card.id ?? 0) > ($1.card.received, $1.card.id ?? 0) }

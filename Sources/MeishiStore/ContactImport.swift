@@ -90,6 +90,7 @@ extension ContactStore {
                         if case .unchanged = outcome {} else {
                             try Self.record(Meeting(at: seen, how: meeting, event: event), on: outcome.contact.id!, in: db)
                         }
+                        try Self.restoreOwnNotes(note: c.contact.ownNote, tags: c.contact.ownTags, on: outcome.contact.id!, in: db)
                         outcomes.append(outcome)
                     }
                     return dryRun ? .rollback : .commit

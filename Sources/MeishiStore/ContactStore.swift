@@ -10,6 +10,10 @@ import MeishiText
 public enum StoreError: Error, Equatable, Sendable {
     /// No contact matches the reference.
     case notFound(String)
+    /// A reference that is an id (all digits, or `#` and digits) names no contact.
+    case noSuchID(Int64)
+    /// The reference is empty (or only spaces): it names nothing.
+    case emptyReference
     /// Several contacts match; the candidates are listed as "id name did".
     case ambiguous(String, candidates: [String])
     /// The database could not be opened or used; the text is SQLite's.
@@ -375,16 +379,21 @@ public final class ContactStore: Sendable {
         return (sql, arguments)
     }
 
-    /// The one contact `ref` names: an id, a DID or unique DID prefix, or a unique name match
-    /// (exact, ignoring case, else a unique substring).
+    /// The one contact `ref` names: an id (all digits, or `#` and digits: an id and nothing else,
+    /// so a stale id never falls through to a name holding those digits), a DID or unique DID
+    /// prefix, or a unique name match (exact, ignoring case, else a unique substring).
     public func resolve(_ ref: String) throws(StoreError) -> Contact {
         try read { db in try Self.resolve(ref, in: db) }
     }
 
     static func resolve(_ ref: String, in db: Database) throws -> Contact {
         let trimmed = ref.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty else { throw StoreError.notFound(ref) }
-        if let id = Int64(trimmed), let c = try Contact.fetchOne(db, key: id) { return c }
+        guard !trimmed.isEmpty else { throw StoreError.emptyReference }
+        if Self.isID(trimmed) {
+            guard let id = Int64(trimmed.trimmingPrefix("#")) else { throw StoreError.notFound(ref) }
+            guard let c = try Contact.fetchOne(db, key: id) else { throw StoreError.noSuchID(id) }
+            return c
+        }
         if let didPrefix = didPrefix(trimmed) {
             if let c = try Contact.filter(Column("did") == didPrefix).fetchOne(db) { return c }
             let found = try Contact.filter(sql: "did LIKE ? ESCAPE '\\'", arguments: [likeEscaped(didPrefix) + "%"]).limit(10).fetchAll(db)
@@ -395,6 +404,12 @@ public final class ContactStore: Sendable {
         let pattern = "%" + likeEscaped(trimmed) + "%"
         let partial = try Contact.filter(sql: "name LIKE ? ESCAPE '\\'", arguments: [pattern]).limit(10).fetchAll(db)
         return try unique(partial, ref)
+    }
+
+    /// Whether a ref is an id and nothing else: all ASCII digits, or `#` and digits.
+    public static func isID(_ ref: String) -> Bool {
+        let digits = ref.hasPrefix("#") ? ref.dropFirst() : Substring(ref)
+        return !digits.isEmpty && digits.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 
     /// The DID (prefix) a ref names: `did:…` as typed, a bare `z6Mk…` with `did:key:` before it;

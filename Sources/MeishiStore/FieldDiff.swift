@@ -9,7 +9,8 @@ import MeishiCard
 public enum FieldChange: Equatable, Sendable {
     /// Values of the field the older card did not have (`count` of them).
     case added(FieldName, count: Int)
-    /// A single-valued field holds another value.
+    /// A single-valued field holds another value, or a multi-valued one as many other values
+    /// as it lost (one email replaced by another: "email changed", not "+email, email fewer").
     case changed(FieldName)
     /// Values of the field the newer card no longer shares; `all` when it shares none of it.
     case withdrawn(FieldName, count: Int, all: Bool)
@@ -32,6 +33,10 @@ public enum FieldChange: Equatable, Sendable {
                 continue
             }
             let added = after.filter { !before.contains($0) }.count, gone = before.filter { !after.contains($0) }.count
+            if added > 0, added == gone {
+                out.append(.changed(field))
+                continue
+            }
             if added > 0 { out.append(.added(field, count: added)) }
             if gone > 0 { out.append(.withdrawn(field, count: gone, all: after.isEmpty)) }
         }
@@ -41,7 +46,8 @@ public enum FieldChange: Equatable, Sendable {
 }
 
 extension ContactStore {
-    /// Values of `incoming` missing from `existing` (compared as emails and phones compare).
+    /// Values of `incoming` missing from `existing` (compared as emails and phones compare, and
+    /// as a vCard export writes them).
     /// A merge (`everyValue`) keeps each value not held yet, a second title or note too, so that
     /// no value a card brought is lost; of a name only when there is none (merges are of one
     /// name). A card's history (not `everyValue`) lists of a single-valued field only what the
@@ -50,7 +56,9 @@ extension ContactStore {
                         everyValue: Bool) -> [FieldName: [String]] {
         var out: [FieldName: [String]] = [:]
         for (field, values) in incoming {
-            let have = Set(existing.flatMap { $0[field] ?? [] }.map { Contact.normalized(field, $0) })
+            // A value also as an export writes it (control characters left out), so that reading
+            // meishi's own export back finds the value held.
+            let have = Set(existing.flatMap { $0[field] ?? [] }.flatMap { [Contact.normalized(field, $0), Contact.normalized(field, VCard.asWritten($0))] })
             if field == .name || !(everyValue || field.isMultiValued) {
                 if have.isEmpty, let v = values.first { out[field] = [v] }
                 continue

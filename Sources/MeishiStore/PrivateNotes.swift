@@ -92,6 +92,26 @@ extension ContactStore {
         }
     }
 
+    /// My note and tags read back from my own `contacts export --with-notes` (see
+    /// `ImportedContact.ownNote`): the note when the contact has none yet (mine stays as it is),
+    /// the tags it lacks (within the limits); a note or tag that could not be typed is left out.
+    static func restoreOwnNotes(note: String?, tags: [String], on contactID: Int64, in db: Database) throws {
+        guard note != nil || !tags.isEmpty else { return }
+        var notes = try privateNotes(of: contactID, in: db)
+        let before = notes
+        if notes.note == nil, let note, PrivateNotes.problem(note: note) == nil { notes.note = note }
+        for tag in tags where PrivateNotes.problem(tag: tag) == nil && notes.tags.count < PrivateNotes.maximumTags {
+            notes.tags = PrivateNotes.distinct(notes.tags + [tag])
+        }
+        guard notes != before else { return }
+        if notes.note != before.note, let note = notes.note {
+            try db.execute(sql: "INSERT INTO contact_note (contactId, note) VALUES (?, ?)", arguments: [contactID, note])
+        }
+        for tag in notes.tags.dropFirst(before.tags.count) {
+            try db.execute(sql: "INSERT INTO contact_tag (contactId, tag) VALUES (?, ?)", arguments: [contactID, tag])
+        }
+    }
+
     /// Adds `tags` (or removes them, `removing`) on the contact; returns its tags after.
     public func tag(_ contactID: Int64, _ tags: [String], removing: Bool = false) throws(StoreError) -> [String] {
         try write { db in

@@ -112,8 +112,9 @@ struct ContactsChanges: SynchronousCommand {
     static let configuration = CommandConfiguration(
         commandName: "changes", abstract: "List the newer cards your contacts sent, and what changed.",
         discussion: """
-            Every card that replaced an earlier one of the same contact, newest first: when it came, \
-            how (exchange, push, qr, file), and what changed from the card before it. With REF, that \
+            Every card that replaced an earlier one of the same contact and changed something, newest \
+            first: when it came, how (exchange, push, qr, file), the name it carried (old → new: "Eve \
+            (#2, push) now calls themselves Mei Tanaka") and what changed from the card before it. With REF, that \
             contact only; --since keeps those received in the last DURATION (e.g. 7d).
 
             Examples:
@@ -144,16 +145,17 @@ struct ContactsChanges: SynchronousCommand {
         if json {
             return ctx.out.json(.object(["changes": .array(found.map { c in
                 .object(["id": .number(Double(c.contact.id ?? 0)), "did": .string(c.contact.did),
-                         "name": c.contact.name.map(JSONValue.string) ?? .null, "received": .number(Double(c.card.received)),
-                         "cardTimestamp": .number(Double(c.card.cardTimestamp)), "source": .string(c.card.source.rawValue),
+                         "name": c.name.map(JSONValue.string) ?? .null,
+                         "previousName": c.previousName.map(JSONValue.string) ?? .null, "received": .string(CardRendering.date(c.card.received)),
+                         "cardTimestamp": .string(CardRendering.date(c.card.cardTimestamp)), "source": .string(c.card.source.rawValue),
                          "changes": .array(c.changes.map { .string(CardRendering.change($0)) })])
             })]))
         }
         guard !found.isEmpty else { return ctx.out.note("no updated cards received" + (since != nil ? " in that time" : "")) }
         for c in found {
             ctx.out.line("\(CardRendering.date(c.card.received).replacingOccurrences(of: "T", with: " ").prefix(16)) "
-                         + "\(CardRendering.name(c.contact.name)) (#\(c.contact.id ?? 0), \(c.card.source.rawValue)): "
-                         + (c.changes.isEmpty ? "a newer card, nothing changed" : c.changes.map(CardRendering.change).joined(separator: ", ")))
+                         + CardRendering.updated(name: c.name, previousName: c.previousName, id: c.contact.id ?? 0,
+                                                 how: c.card.source.rawValue, changes: c.changes))
         }
     }
 }

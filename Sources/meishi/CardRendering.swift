@@ -9,7 +9,9 @@ enum CardRendering {
     static let labelWidth = 11
 
     /// A card's fields in display order, then labelled rows (did, fingerprint, …): the block that
-    /// exchange, scan, verify and contacts print under their first line. Values are sanitised.
+    /// exchange, scan, verify and contacts print under their first line. Values are sanitised;
+    /// only an address and a note span lines (`spansLines`): a line break in any other value (a
+    /// peer's name) is escaped, so that it cannot draw a line of its own.
     static func block(_ fields: [FieldName: [String]], rows: [(label: String, value: String)]) -> String {
         let ordered = fields.keys.sorted()
         let width = max(labelWidth, ordered.map(\.rawValue.count).max() ?? 0, rows.map(\.label.count).max() ?? 0)
@@ -17,10 +19,15 @@ enum CardRendering {
             "  " + DisplayWidth.padded(label, to: width) + "  " + value + "\n"
         }
         var out = ""
-        for name in ordered { for v in fields[name]! { out += row(name.rawValue, multiline(v, indent: width + 4)) } }
+        for name in ordered {
+            for v in fields[name]! { out += row(name.rawValue, spansLines.contains(name) ? multiline(v, indent: width + 4) : Console.safe(v)) }
+        }
         for r in rows { out += row(r.label, r.value) }
         return String(out.dropLast())
     }
+
+    /// The fields whose values may span lines on display.
+    static let spansLines: Set<FieldName> = [.address, .note]
 
     /// A value of several lines (an address) with each line sanitised and the lines after the
     /// first indented by `indent` columns, under the first.
@@ -62,12 +69,16 @@ enum CardRendering {
     /// A stored contact as `contacts show` and `contacts add` print it; `earlier` (what its
     /// earlier cards said that the current one does not) follows the current card, under a line
     /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
+    /// `firstSource` is how it was first seen (`contacts show`), when it differs from `source`,
+    /// the latest card's, which the "last seen" row then names.
     static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
-                        notes: PrivateNotes = PrivateNotes()) -> String {
+                        notes: PrivateNotes = PrivateNotes(), firstSource: ContactSource? = nil) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
+        let first = firstSource ?? c.source
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
-                 ("first seen", "\(date(c.firstSeen)) via \(c.source.rawValue)"), ("last seen", date(c.lastSeen))]
+                 ("first seen", "\(date(c.firstSeen)) via \(first.rawValue)"),
+                 ("last seen", date(c.lastSeen) + (first == c.source ? "" : " (latest card via \(c.source.rawValue))"))]
         let unsigned = c.unsignedFields ?? [:]
         for name in unsigned.keys.sorted() {
             for v in unsigned[name]! { rows.append((name.rawValue, Console.safe(v) + "  (unsigned: from a vCard, not signed)")) }
@@ -117,7 +128,7 @@ enum CardRendering {
 
     /// A meeting in JSON: `at`, `how` and, when one was named, `event`.
     static func json(_ m: Meeting) -> JSONValue {
-        var obj: [String: JSONValue] = ["at": .number(Double(m.at)), "how": .string(m.how.rawValue)]
+        var obj: [String: JSONValue] = ["at": .string(date(m.at)), "how": .string(m.how.rawValue)]
         if let e = m.event { obj["event"] = .string(e) }
         return .object(obj)
     }
@@ -137,10 +148,23 @@ enum CardRendering {
             + (withdrawn ? " (what it no longer shares is kept from the earlier card: meishi contacts show \(c.id ?? 0))" : "")
     }
 
-    /// "Ken Sato updated their card: title changed, +phone" (`listen`, for a pushed card).
+    /// "Ken Sato (#1) updated their card: title changed, +phone" (`listen`, for a pushed card);
+    /// a new name is said old → new: "Eve (#2) now calls themselves Mei Tanaka; +email".
     static func pushed(_ c: Contact) -> String {
-        let changes = c.changes
-        return "\(name(c.name)) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
+        updated(name: c.name, previousName: c.replaced?.fields[.name]?.first, id: c.id ?? 0, changes: c.changes)
+    }
+
+    /// A card that replaced another, as `listen` and `contacts changes` say it: "Ken Sato (#1)
+    /// updated their card: title changed", or with a new name "Eve (#2) now calls themselves Mei
+    /// Tanaka; +email" (`previousName` the name on the card replaced); `how` follows the id.
+    static func updated(name new: String?, previousName old: String?, id: Int64, how: String? = nil,
+                        changes: [FieldChange]) -> String {
+        let tag = "(#\(id)" + (how.map { ", " + $0 } ?? "") + ")"
+        if let old, old != new {
+            let rest = changes.filter { $0 != .changed(.name) && $0 != .added(.name, count: 1) }
+            return "\(name(old)) \(tag) now calls themselves \(name(new))" + (rest.isEmpty ? "" : "; " + rest.map(change).joined(separator: ", "))
+        }
+        return "\(name(new)) \(tag) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
     }
 
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
@@ -168,13 +192,15 @@ enum CardRendering {
     /// `earlierCards` when `earlier` is given (`contacts show`).
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
-    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil) -> JSONValue {
+    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil,
+                     firstSource: ContactSource? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
             "fields": fields(c.fields),
             "level": .string(c.level.rawValue),
             "trust": .string(c.trust.rawValue),
+            // How its latest card came; `firstSource` how it was first seen.
             "source": .string(c.source.rawValue),
             "firstSeen": .string(date(c.firstSeen)),
             "lastSeen": .string(date(c.lastSeen)),
@@ -183,6 +209,7 @@ enum CardRendering {
             "possibleImpersonationOf": .array(c.earlierLookAlikes.map { .number(Double($0)) }),
             "possiblyImpersonatedBy": .array(c.laterLookAlikes.map { .number(Double($0)) }),
         ]
+        if let firstSource { obj["firstSource"] = .string(firstSource.rawValue) }
         if let n = c.name { obj["name"] = .string(n) }
         // The vCard UID its export carries, and which finds it again on import.
         obj["uid"] = .string(c.exportUID)
@@ -237,7 +264,8 @@ extension Console {
     /// A warning for each of `others`, whose name or values (`sharing`) the contact `c` (shown as
     /// `who`) shares. The newcomer is named as the possible impersonator: the contact first seen
     /// later, which is not always the card that just arrived (the real Ken exchanging after a
-    /// fake one was stored).
+    /// fake one was stored). Only a verified contact can be impersonated: when the one first seen
+    /// is unsigned (an imported vCard, no key), the two are said to be kept apart, as a note.
     func warnConflicts(_ c: Contact, who: String, _ others: [Contact], sharing: String) {
         // A name thousands share (an import of a company directory) would otherwise print up to
         // `maximumLookAlikes` lines per card.
@@ -247,7 +275,10 @@ extension Console {
             }
         }
         for other in others.prefix(Self.lookAlikesWarnedPerContact) {
-            if (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0) {
+            let otherIsNewer = (other.firstSeen, other.id ?? 0) > (c.firstSeen, c.id ?? 0)
+            if (otherIsNewer ? c.trust : other.trust) == .unsigned {
+                note(CardRendering.keptApart(who: who, id: c.id ?? 0, other: other, sharing: sharing))
+            } else if otherIsNewer {
                 warn(CardRendering.impersonatedBy(other: other, of: who, id: c.id ?? 0, sharing: sharing))
             } else {
                 warn(CardRendering.impersonating(who: who, other: other, sharing: sharing))
@@ -258,9 +289,21 @@ extension Console {
 
 /// Possible impersonation, naming the newcomer (the warnings `warnConflicts` prints).
 extension CardRendering {
-    /// `who` (just stored) is the newcomer.
+    /// A stored contact as a look-alike message names it: "#3 Ken Sato (signed)"; never its
+    /// store key (`unsigned:card:…` means nothing to a person).
+    static func lookAlike(_ c: Contact) -> String {
+        "#\(c.id ?? 0) \(name(c.name)) (\(c.trust.rawValue))"
+    }
+
+    /// `who` (just stored) is the newcomer, and `other` a verified contact.
     static func impersonating(who: String, other: Contact, sharing: String) -> String {
-        "\(who) uses the same \(sharing) as contact #\(other.id ?? 0) (\(other.did)) under a different key: possible impersonation"
+        "\(who) uses the same \(sharing) as contact \(lookAlike(other)) under a different key: possible impersonation"
+    }
+
+    /// `who` (#`id`) and `other` share a name, email or phone, and the one first seen is unsigned:
+    /// no key to impersonate, two cards kept apart.
+    static func keptApart(who: String, id: Int64, other: Contact, sharing: String) -> String {
+        "\(who) (#\(id)) kept apart from \(lookAlike(other)), which has the same \(sharing)"
     }
 
     /// More look-alikes of `who` (#`id`) than are warned about one by one (`n` or more: a
@@ -271,7 +314,8 @@ extension CardRendering {
 
     /// The stored `other` came later than `who` (#`id`) and uses its name: `other` is the newcomer.
     static func impersonatedBy(other: Contact, of who: String, id: Int64, sharing: String) -> String {
-        "contact #\(other.id ?? 0) \(Console.safe(other.name ?? other.did)) (\(other.did)), stored later, uses the same \(sharing) as "
-            + "\(who) (#\(id)) under a different key: #\(other.id ?? 0) may be impersonating them"
+        "contact \(lookAlike(other)), stored later, uses the same \(sharing) as "
+            + "\(who) (#\(id)) " + (other.trust == .unsigned ? "without its key" : "under a different key")
+            + ": #\(other.id ?? 0) may be impersonating them"
     }
 }

@@ -9,8 +9,9 @@ struct Contacts: AsyncParsableCommand {
         abstract: "Store, list, show and delete contacts; import, export and share them.",
         discussion: """
             A contact is keyed by its DID. Trust is 'met' (exchanged in person with a confirmed code), \
-            'signed' (valid signature, not met) or 'unsigned' (imported). A REF is a contact id, a DID \
-            or unique DID prefix, or a unique name match.
+            'signed' (valid signature, not met) or 'unsigned' (imported). A REF is a contact id (all \
+            digits, or '#' and digits: only ever an id, so a deleted id names nobody), a DID or unique \
+            DID prefix, or a unique name match (exact ignoring case, else a unique part of a name).
 
             Examples:
               meishi contacts list

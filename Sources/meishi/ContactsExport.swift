@@ -15,7 +15,8 @@ struct ContactsExport: SynchronousCommand {
             beyond meishi's fields written back (a picture as base64 with ENCODING=b in 3.0, a data: URI \
             in 4.0; control characters are never written). A vCard carries no signature: to pass on a \
             verified card, use 'meishi contacts share'. Your own notes and tags on contacts are written \
-            only with --with-notes (as NOTE and CATEGORIES; "note" and "tags" in JSON).
+            only with --with-notes (as NOTE and CATEGORIES marked X-MEISHI-OWN=true, which 'contacts \
+            import' reads back as your note and tags; "note" and "tags" in JSON).
 
             With --vdir DIR, one file per contact in DIR (a vdir, as khard and vdirsyncer read it), \
             named after its UID: a file is rewritten only when the contact changed. Without REF, the \

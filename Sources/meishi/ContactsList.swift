@@ -37,6 +37,8 @@ struct ContactsList: SynchronousCommand {
 
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        // An empty --event matched every contact, met at an event or not.
+        if let event, event.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--event needs the text of an event's name") }
     }
 
     func run(_ ctx: Context) throws {

@@ -107,7 +107,12 @@ struct ContactsTag: SynchronousCommand {
 
     func validate() throws {
         if tags.isEmpty { throw ValidationError("name at least one tag, as in: meishi contacts tag \(ref) pycon") }
-        for tag in tags { if let problem = PrivateNotes.problem(tag: tag) { throw ValidationError(problem + ": " + TerminalText.sanitized(tag)) } }
+        for tag in tags {
+            // An empty tag has nothing to quote: "a tag cannot be empty", no colon after it.
+            if let problem = PrivateNotes.problem(tag: tag) {
+                throw ValidationError(problem + (tag.trimmingCharacters(in: .whitespaces).isEmpty ? "" : ": " + TerminalText.sanitized(tag)))
+            }
+        }
     }
 
     func run(_ ctx: Context) throws {

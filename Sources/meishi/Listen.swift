@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeishiCard
 import MeishiKit
+import MeishiStore
 
 struct Listen: MeishiCommand {
     static let configuration = CommandConfiguration(
@@ -16,7 +17,9 @@ struct Listen: MeishiCommand {
             stored; a message received twice is acknowledged again and stored once. Messages are kept \
             sealed: read them with 'meishi inbox'. A contact's newer card ('meishi card push') is \
             stored when it verifies, is that contact's and is newer than the one held (the earlier one \
-            stays in the history), and announced: "Ken Sato updated their card: title changed, +phone". \
+            stays in the history), and announced: "Ken Sato (#1) updated their card: title changed, \
+            +phone"; a new name old → new ("Eve (#2) now calls themselves Mei Tanaka"), after a warning \
+            when the new name or email is another contact's. \
             Started before the network is up (or when it goes away), it says it is not answering \
             probes yet and tries again every 3 seconds; interfaces that come up later are joined.
 
@@ -85,7 +88,7 @@ struct Listen: MeishiCommand {
             try await service.listen(
                 identity: identity, port: port, seconds: duration?.seconds,
                 log: { line in out.note(line) },
-                cardUpdated: { outcome in if !quiet { out.note(CardRendering.pushed(outcome.contact)) } },
+                cardUpdated: { outcome in if !quiet { Self.announce(outcome, on: out) } },
                 note: { note in
                     if !quiet { out.note(Self.line(for: note, showingText: showsText)) }
                     notifier?.notify(note)
@@ -124,6 +127,25 @@ struct Listen: MeishiCommand {
         let missing = "no desktop notifications: notify-send is not installed (Debian: libnotify-bin)"
         if notify == true || notifyText { out.warn(missing) } else { out.note(missing) }
         return nil
+    }
+
+    /// What `listen` says of a pushed card it stored: the change (a new name old → new, with the
+    /// contact's id), after a warning for each other contact whose name or email it now uses (the
+    /// look-alike check `contacts add` does; journal priority warning) when it changed its name,
+    /// email or phone.
+    static func announce(_ outcome: StoreOutcome, on out: Console) {
+        let c = outcome.contact
+        let identifying: Set<FieldName> = [.name, .email, .phone]
+        let renamed = c.changes.contains {
+            switch $0 {
+            case .added(let f, _), .changed(let f): identifying.contains(f)
+            case .withdrawn, .level: false
+            }
+        }
+        if renamed, !outcome.conflicts.isEmpty {
+            out.warnConflicts(c, who: CardRendering.name(c.name), outcome.conflicts, sharing: "name or email")
+        }
+        out.note(CardRendering.pushed(c))
     }
 
     /// The line a received note gets (on standard error, or in the journal).

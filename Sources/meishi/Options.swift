@@ -57,7 +57,8 @@ struct OneContactOptions: ParsableArguments {
 /// `--event`: the event a meeting is recorded at (exchange, scan, contacts add).
 struct EventOption: ParsableArguments {
     @Option(help: ArgumentHelp("Record the meeting as at this event (e.g. \"PyCon JP 2026\").", discussion:
-        "Shown by 'contacts show', matched by 'contacts list --event'. Default: MEISHI_EVENT, else 'event' in the configuration file.",
+        "Shown by 'contacts show', matched by 'contacts list --event'. Default: MEISHI_EVENT, else 'event' in the configuration file; "
+            + "MEISHI_EVENT set empty records no event.",
         valueName: "text"))
     var event: String?
 
@@ -66,10 +67,12 @@ struct EventOption: ParsableArguments {
     }
 
     /// The event to record: --event, else MEISHI_EVENT, else the configuration file's `event`; nil
-    /// when none is set (or MEISHI_EVENT is empty).
+    /// when none is set, or MEISHI_EVENT is set empty (which cancels the configuration's event
+    /// for this command, as an empty variable does elsewhere).
     func resolved(_ ctx: Context) throws -> String? {
         if let event { return event }
-        if let env = ctx.environment["MEISHI_EVENT"], !env.isEmpty {
+        if let env = ctx.environment["MEISHI_EVENT"] {
+            if env.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
             guard Meeting.isValidEvent(env) else { throw MeishiFailure(MeishiFailure.badEvent("MEISHI_EVENT"), status: .usage) }
             return env
         }

@@ -31,6 +31,30 @@ import Testing
         #expect(parsed.fields[.phone] == ["090-1234-5678"])
     }
 
+    /// A comma inside an ORG component is text (RFC 6350 6.6.4): vCard 2.1 writes it bare
+    /// (`ORG:Company, The;TheDepartment`, Outlook 2003); the export escapes it, or khard and
+    /// vobject split "Company, The" away. The other structured properties keep their lists.
+    @Test func aCommaInsideAnOrgComponentIsEscaped() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:2.1\r\nN:Doe;John\r\nFN:John Doe\r\nORG:Company, The;TheDepartment\r\n"
+            + "ADR;WORK:;;Main St 1;Town;;;\r\nEND:VCARD\r\n"
+        let parsed = try #require(VCard.parse(text))
+        #expect(parsed.fields[.org] == ["Company, The, TheDepartment"])
+        let entry = VCardEntry(uid: "urn:uuid:0", fields: parsed.fields, did: nil, trust: "unsigned", revision: 0, extras: parsed.extras)
+        for version in VCardVersion.allCases {
+            let written = VCard.write(entry, version: version)
+            #expect(written.contains("\r\nORG:Company\\, The;TheDepartment\r\n"), "\(written)")
+            let back = try #require(VCard.parse(written))
+            #expect(back.fields[.org] == parsed.fields[.org])
+            #expect(back.extras.holds(parsed.extras) && parsed.extras.holds(back.extras))
+        }
+        var own = entry
+        own.fields[.org] = ["Smith, Jones; Partners"]
+        own.extras = VCardExtras()
+        own.categories = ["a,b", "c;d"]
+        let written = VCard.write(own, version: .v4)
+        #expect(written.contains("\r\nORG:Smith\\, Jones\\; Partners\r\n") && written.contains("\r\nCATEGORIES;X-MEISHI-OWN=true:a\\,b,c\\;d\r\n"), "\(written)")
+    }
+
     @Test func parsesMECARD() throws {
         let m = try #require(VCard.parseMECARD("MECARD:N:Tanaka,Mei;TEL:+81901234567;EMAIL:mei@example.org;NOTE:a\\;b;;"))
         #expect(m.fields[.name] == ["Mei Tanaka"])

@@ -110,15 +110,18 @@ extension NamespaceExchangeTests {
         #expect(results.map { $0["level"] as? String } == ["professional", "professional"])
         let k = try await offPool { NamespaceExchangeTests.finishMeishi(listening) }
         #expect(k.status == 0, "\(k.err)")
-        #expect(k.err.contains("Mei Tanaka updated their card: +title, +phone"), "\(k.err)")
+        #expect(k.err.contains("Mei Tanaka (#1) updated their card: +title, +phone"), "\(k.err)")
         #expect(k.err.contains("1 newer card"), "\(k.err)")
 
         let changes = try #require(try ken("contacts", "changes", "--json").json["changes"] as? [[String: Any]])
         #expect(changes.count == 1 && changes.first?["source"] as? String == "push", "\(changes)")
         #expect(changes.first?["changes"] as? [String] == ["+title", "+phone"])
-        #expect(try ken("contacts", "changes").stdout.contains("Mei Tanaka (#1, push): +title, +phone"))
+        #expect(try ken("contacts", "changes").stdout.contains("Mei Tanaka (#1, push) updated their card: +title, +phone"))
         let shown = try ken("contacts", "show", "Mei", "--json").stdout
         #expect(shown.contains("Lead") && !shown.contains("coffee"), "my note on Ken never travels: \(shown)")
+        // First seen at the exchange: the push is the latest card's source, not the first sight's.
+        let first = try ken("contacts", "show", "Mei", "--json").json
+        #expect(first["firstSource"] as? String == "exchange" && first["source"] as? String == "push", "\(first)")
         #expect(!(try ann("contacts", "show", "Mei").stdout.contains("Lead")))
 
         // Ann gets it at the next exchange; a push to Ken, no longer listening, is not reachable (exit 75).

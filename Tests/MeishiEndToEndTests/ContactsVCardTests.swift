@@ -86,6 +86,40 @@ import Testing
         #expect(try contacts(mei).count == 5)
     }
 
+    /// Every REF is read the same way: digits (or `#` and digits) name an id and nothing else, so
+    /// a delete run twice, or a stale id, never reaches a contact whose name holds the digits.
+    @Test func aStaleIDNamesNobody() throws {
+        let (mei, _, _) = try Self.meiKnowingKen()
+        let flat = try mei.file("flat.vcf", Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Flat 1 Tenant\r\nEND:VCARD\r\n".utf8))
+        try #require(try mei("contacts", "import", flat).status == 0)
+        #expect(try mei("contacts", "delete", "1", "--yes").status == 0)
+        for command in [["contacts", "delete", "1", "--yes"], ["contacts", "show", "#1"], ["contacts", "note", "1", "x"],
+                        ["contacts", "tag", "1", "t"], ["contacts", "export", "1"], ["contacts", "share", "1"]] {
+            let again = try mei.run(command)
+            #expect(again.status == 66 && again.stderr.contains("no contact #1"), "\(command): \(again.status) \(again.stderr)")
+        }
+        #expect(try mei("contacts", "show", "#2").stdout.contains("Flat 1 Tenant"))
+        let empty = try mei("contacts", "show", "")
+        #expect(empty.status == 64, "\(empty.stderr)")
+    }
+
+    /// Two unsigned cards of one name are kept apart, not "possible impersonation … under a
+    /// different key" (neither has a key), and no message names a store key (`unsigned:card:…`);
+    /// a verified contact's name on an unsigned card is still a possible impersonation.
+    @Test func unsignedLookAlikesAreKeptApartNotImpersonations() throws {
+        let (mei, _, _) = try Self.meiKnowingKen()
+        let vcf = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ando Roid\r\nTEL:+81 90 1111 1111\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ando Roid\r\nTEL:+81 90 2222 2222\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ken Sato\r\nEMAIL:fake@example.org\r\nEND:VCARD\r\n"
+        let r = try mei("contacts", "import", try mei.file("two.vcf", Data(vcf.utf8)))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("meishi: Ando Roid (#3) kept apart from #2 Ando Roid (unsigned), which has the same name, email or phone"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("Ando Roid uses") && !r.stderr.contains("unsigned:"), "\(r.stderr)")
+        #expect(r.stderr.contains("meishi: warning: Ken Sato uses the same name, email or phone as contact #1 Ken Sato (signed) "
+                                  + "under a different key: possible impersonation"), "\(r.stderr)")
+    }
+
     @Test func dryRunStoresNothingAndJSON() throws {
         let (mei, _, _) = try Self.meiKnowingKen()
         let file = try mei.file("one.vcf", Data("BEGIN:VCARD\nVERSION:3.0\nFN:New Person\nEMAIL:new@example.org\nEND:VCARD\n".utf8))

@@ -26,7 +26,7 @@ import MeishiStore
         .wrongPassphrase(path: "k"), .cannotDecrypt(path: "k", .invalidPublicKey), .cannotEncrypt(.invalidPublicKey),
         .cannotBackUp(path: "k", reason: "Read-only file system"), .solidarityKeyOfOtherIdentity(path: "s", owner: "did:key:z6Mk\u{1B}"),
         // cards
-        .cardFileDamaged(path: "card.json", reason: "not JSON"), .shareTooLarge(bytes: 99_999), .ownCard, .ownSolidarityCard,
+        .cardFileDamaged(path: "card.json", reason: "not JSON"), .cardFileRefused(path: "card.json", .controlCharacter(.title)), .shareTooLarge(bytes: 99_999), .ownCard, .ownSolidarityCard,
         .vcard(path: "a.vcf", VCardProblem(line: 3, reason: .noCard)), .notOneCard(path: "a.vcf", count: 2), .nothingToImport(path: "a.vcf"),
         .unsignedContact(id: 4, name: "Ken"), .storedCardInvalid(id: 4, .keyMismatch),
         // messages

@@ -25,6 +25,43 @@ import Testing
         #expect((verified["payload"] as? [String: Any])?["timestamp"] is NSNumber)
     }
 
+    /// Every value under a time's name in `json`, outside a signed payload, is an ISO 8601
+    /// string: the keys (as paths) holding anything else.
+    static func nonISOTimes(_ json: Any, path: String = "") -> [String] {
+        let timeKeys: Set<String> = ["at", "received", "cardTimestamp", "firstSeen", "lastSeen", "created", "expires", "timestamp", "time"]
+        if let object = json as? [String: Any] {
+            return object.flatMap { key, value -> [String] in
+                if key == "payload" { return [] }
+                if timeKeys.contains(key), !(value is NSNull), !isISOTime(value) { return [path + "." + key + "=\(value)"] }
+                return nonISOTimes(value, path: path + "." + key)
+            }
+        }
+        if let array = json as? [Any] { return array.enumerated().flatMap { nonISOTimes($1, path: path + "[\($0)]") } }
+        return []
+    }
+
+    /// `contacts changes --json` and the meetings of `contacts show --json` gave Unix integers
+    /// (a tester's finding): every JSON output that holds a time gives ISO 8601.
+    @Test func everyJSONTimeIsISO() throws {
+        let mei = try CLI.withCard()
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        try #require(try mei("contacts", "add", try mei.file("ken.json", try ken.export())).status == 0)
+        try #require(try ken("card", "set", "title", "Lead").status == 0)
+        Thread.sleep(forTimeInterval: 1.1)  // a newer card needs a later signed second
+        try #require(try mei("contacts", "add", try mei.file("ken2.json", try ken.export())).status == 0)
+        for command in [["contacts", "show", "1", "--json"], ["contacts", "changes", "--json"], ["contacts", "list", "--json"],
+                        ["contacts", "export", "--format", "json"], ["contacts", "export", "--format", "json", "--with-notes"],
+                        ["inbox", "--json"], ["id", "--json"], ["card", "show", "--json"]] {
+            let r = try mei.run(command)
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+            #expect(Self.nonISOTimes(json).isEmpty, "\(command): \(Self.nonISOTimes(json))")
+        }
+        let shown = try mei("contacts", "show", "1", "--json").json
+        #expect((shown["meetings"] as? [[String: Any]])?.first.map { Self.isISOTime($0["at"]) } == true, "\(shown)")
+        #expect((try mei("contacts", "changes", "--json").json["changes"] as? [Any])?.count == 1)
+    }
+
     @Test func scanErrorsCarryHintAndStatus() throws {
         let mei = try CLI.withCard()
         let empty = try mei.file("empty.png", Data())

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MeishiCard
 import MeishiKit
+import MeishiStore
 @testable import meishi
 
 #if canImport(Glibc)
@@ -263,5 +264,41 @@ import Glibc
         #expect(status == 66, "\(listener.lines)")
         #expect(listener.lines.first?.hasPrefix("<3>error: ") == true && listener.lines.dropFirst().allSatisfy { $0.hasPrefix("<5>hint: ") },
                 "\(listener.lines)")
+    }
+}
+
+/// A pushed card that changes the contact's name (a tester's Eve renamed herself "Mei Tanaka"
+/// by push, announced as "Mei Tanaka updated their card: name changed").
+@Suite struct PushedRenameTests {
+    static func contact(_ did: String, _ fields: [FieldName: [String]], at t: Int64) -> Contact {
+        Contact(did: did, fields: fields, level: .public, trust: .signed, source: .push, seen: t, cardTimestamp: t,
+                payload: Data("card \(did) \(t)".utf8))
+    }
+
+    /// The listener says old → new with the id, after a warning (journal priority 4) naming the
+    /// contact whose name the card now uses; one email replaced by another is "email changed".
+    @Test func aRenameByPushIsSaidOldToNewAndWarned() throws {
+        let store = try ContactStore(path: Fixtures.temporaryDirectory() + "/meishi.sqlite")
+        _ = try store.store(Self.contact("did:key:z6MkMei", [.name: ["Mei Tanaka"], .email: ["mei@example.org"]], at: 100))
+        _ = try store.store(Self.contact("did:key:z6MkEve", [.name: ["Eve"], .email: ["eve@example.org"]], at: 100))
+        let outcome = try store.store(Self.contact("did:key:z6MkEve", [.name: ["Mei Tanaka"], .email: ["mei@example.net"]], at: 200))
+        let recorder = Recorder()
+        let journal = Console(standardOutput: Sink { recorder.appendOut($0) }, standardError: JournalOutput.sink(Sink { recorder.appendErr($0) }))
+        Listen.announce(outcome, on: journal)
+        let lines = recorder.stderr.split(separator: "\n").map(String.init)
+        #expect(lines == ["<4>warning: Mei Tanaka uses the same name or email as contact #1 Mei Tanaka (signed) under a different key: "
+                          + "possible impersonation",
+                          "<6>Eve (#2) now calls themselves Mei Tanaka; email changed"], "\(lines)")
+        // `contacts changes` says it the same way, under the name the card had then.
+        let changes = try store.receivedChanges()
+        #expect(changes.count == 1 && changes.first?.previousName == "Eve" && changes.first?.name == "Mei Tanaka")
+        #expect(CardRendering.updated(name: changes[0].name, previousName: changes[0].previousName, id: 2, how: "push",
+                                      changes: changes[0].changes) == "Eve (#2, push) now calls themselves Mei Tanaka; email changed")
+        // The same card signed again changes nothing: no warning, and no row in `contacts changes`.
+        let again = try store.store(Self.contact("did:key:z6MkEve", [.name: ["Mei Tanaka"], .email: ["mei@example.net"]], at: 300))
+        let quiet = Recorder()
+        Listen.announce(again, on: Console(standardOutput: Sink { quiet.appendOut($0) }, standardError: Sink { quiet.appendErr($0) }))
+        #expect(quiet.stderr == "meishi: Mei Tanaka (#2) updated their card (nothing changed)\n", "\(quiet.stderr)")
+        #expect(try store.receivedChanges().count == 1)
     }
 }

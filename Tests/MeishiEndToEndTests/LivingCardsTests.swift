@@ -57,11 +57,20 @@ import Testing
         let meetings = try #require(json?["meetings"] as? [[String: Any]])
         #expect(meetings.map { $0["event"] as? String } == ["PyCon JP 2026", "RubyKaigi", "Config Con"])
         #expect(meetings.map { $0["how"] as? String } == ["file", "file", "file"])
-        #expect(meetings.first?["at"] as? Int == 1_800_000_010)
+        #expect(meetings.first?["at"] as? String == "2027-01-15T08:00:10Z")
         // Filtering: part of the name, any case; nothing else matches.
         #expect(await ken("contacts", "list", "--event", "pycon").out.contains("Mei Tanaka"))
         let none = await ken("contacts", "list", "--event", "JSConf")
         #expect(none.status == 0 && !none.out.contains("Mei") && none.err.contains("no contacts match"), "\(none)")
+        // An empty --event is a usage error (it listed everyone); MEISHI_EVENT set empty records
+        // no event, the configuration's included.
+        #expect(await ken("contacts", "list", "--event", "").status == 64)
+        ken.environment["MEISHI_EVENT"] = ""
+        ken.now = ken.now.addingTimeInterval(3600)
+        #expect(await ken("contacts", "add", "-").status == 0)
+        let last = try JSONSerialization.jsonObject(with: Data(await ken("contacts", "show", "Mei", "--json").out.utf8)) as? [String: Any]
+        let all = try #require(last?["meetings"] as? [[String: Any]])
+        #expect(all.count == 4 && all.last?["event"] == nil, "\(all)")
     }
 
     /// An event that cannot be recorded is refused before anything is stored: from the flag and
@@ -138,6 +147,8 @@ import Testing
         #expect(await ken("contacts", "note", "1", " ").status == 64)
         #expect(await ken("contacts", "tag", "1", "pycon", "Investor", "PyCon").out == "Mei Tanaka (#1): tags pycon, Investor\n")
         #expect(await ken("contacts", "tag", "1", "a,b").status == 64)
+        let emptyTag = await ken("contacts", "tag", "1", "")
+        #expect(emptyTag.status == 64 && emptyTag.err.contains("a tag cannot be empty\n"), "no colon with nothing after it: \(emptyTag.err)")
         #expect(await ken("contacts", "tag", "1", "--untag", "INVESTOR").out == "Mei Tanaka (#1): tags pycon\n")
         #expect(await ken("contacts", "list", "--tag", "PYCON").out.contains("Mei Tanaka"))
         #expect(await ken("contacts", "list", "--tag", "investor").err.contains("no contacts match"))
@@ -156,7 +167,8 @@ import Testing
         #expect(!plain.out.contains("booth") && !plain.out.contains("CATEGORIES"), "\(plain.out)")
         #expect(!(await ken("contacts", "export", "--format", "json").out.contains("booth")))
         let withNotes = await ken("contacts", "export", "--with-notes")
-        #expect(withNotes.out.contains("NOTE:met at the booth\\nwants the slides\r\n") && withNotes.out.contains("CATEGORIES:pycon\r\n"),
+        #expect(withNotes.out.contains("NOTE;X-MEISHI-OWN=true:met at the booth\\nwants the slides\r\n")
+                && withNotes.out.contains("CATEGORIES;X-MEISHI-OWN=true:pycon\r\n"),
                 "\(withNotes.out)")
         #expect(await ken("contacts", "export", "--with-notes", "--format", "json").out.contains("\"pycon\""))
         let share = await ken("contacts", "share", "1")
@@ -167,6 +179,73 @@ import Testing
         #expect(await ken("contacts", "note", "1").out == "from stdin\n")
         #expect(await ken("contacts", "note", "1", "--delete").out == "removed your note on Mei Tanaka (#1)\n")
         #expect(await ken("contacts", "note", "1").out.isEmpty)
+    }
+
+    /// "first seen … via" names how the contact was first seen, not how its latest card came (a
+    /// push made it say "first seen <the exchange's time> via push"); text and JSON.
+    @Test func firstSeenKeepsItsSource() async throws {
+        var (mei, ken) = await Self.kenHoldingMeisCard()
+        mei.now = mei.now.addingTimeInterval(60)
+        #expect(await mei("card", "set", "title", "Lead").status == 0)
+        let file = Fixtures.temporaryDirectory() + "/newer.json"
+        try Data(await mei("card", "export").out.utf8).write(to: URL(fileURLWithPath: file))
+        ken.now = mei.now.addingTimeInterval(10)
+        #expect(await ken("contacts", "add", file).out.hasPrefix("updated Mei Tanaka"))
+        let shown = await ken("contacts", "show", "1").out
+        #expect(shown.contains("first seen   2027-01-15T08:00:10Z via stdin\n"), "\(shown)")
+        #expect(shown.contains("(latest card via file)"), "\(shown)")
+        let json = try JSONSerialization.jsonObject(with: Data(await ken("contacts", "show", "1", "--json").out.utf8)) as? [String: Any]
+        #expect(json?["firstSource"] as? String == "stdin" && json?["source"] as? String == "file", "\(json ?? [:])")
+    }
+
+    /// My own note and tags in `contacts export --with-notes` are marked as mine and read back as
+    /// mine: the same home changes nothing (before, the note became the card's NOTE, merged as
+    /// unsigned information, which a plain export then shared); a fresh home gets them as my note
+    /// and tags, never as the contact's values, even beside a card's own note.
+    @Test func myOwnExportReadsBackAsMine() async throws {
+        var (mei, ken) = await Self.kenHoldingMeisCard()
+        mei.now = mei.now.addingTimeInterval(60)
+        #expect(await mei("card", "set", "note", "card note from Mei", "--level", "public").status == 0)
+        ken.stdin = Array(await mei("card", "export").out.utf8)
+        ken.now = mei.now.addingTimeInterval(10)
+        #expect(await ken("contacts", "add", "-").status == 0)
+        #expect(await ken("contacts", "note", "1", "my private note").status == 0)
+        #expect(await ken("contacts", "tag", "1", "pycon", "investor").status == 0)
+        let file = await ken("contacts", "export", "--with-notes").out
+        #expect(file.contains("\r\nNOTE:card note from Mei\r\n") && file.contains("\r\nNOTE;X-MEISHI-OWN=true:my private note\r\n"), "\(file)")
+        ken.stdin = Array(file.utf8)
+        let again = await ken("contacts", "import", "-")
+        #expect(again.status == 0 && again.out.contains("0 imported, 0 merged, 1 skipped"), "\(again)")
+        let plain = await ken("contacts", "export").out
+        #expect(!plain.contains("private") && !plain.contains("pycon"), "\(plain)")
+        let shown = try JSONSerialization.jsonObject(with: Data(await ken("contacts", "show", "1", "--json").out.utf8)) as? [String: Any]
+        #expect((shown?["fields"] as? [String: [String]])?["note"] == ["card note from Mei"], "\(shown ?? [:])")
+        // A fresh home: my note and tags come back as mine.
+        var fresh = InProcess()
+        #expect(await fresh("init").status == 0)
+        fresh.stdin = Array(file.utf8)
+        #expect(await fresh("contacts", "import", "-").status == 0)
+        let back = try JSONSerialization.jsonObject(with: Data(await fresh("contacts", "show", "1", "--json").out.utf8)) as? [String: Any]
+        #expect(back?["note"] as? String == "my private note" && back?["tags"] as? [String] == ["pycon", "investor"], "\(back ?? [:])")
+        #expect((back?["fields"] as? [String: [String]])?["note"] == ["card note from Mei"], "\(back ?? [:])")
+        #expect(!(await fresh("contacts", "export").out.contains("private")))
+        // My note is not replaced by an older one from a file.
+        #expect(await fresh("contacts", "note", "1", "newer words").status == 0)
+        fresh.stdin = Array(file.utf8)
+        #expect(await fresh("contacts", "import", "-").status == 0)
+        #expect(await fresh("contacts", "note", "1").out == "newer words\n")
+    }
+
+    /// Values an export writes without some characters (a control character in a stranger's
+    /// title) read back as the values held: meishi's own export is not "unsigned information".
+    @Test func valuesTheExportCleanedAreHeld() async throws {
+        var home = InProcess()
+        #expect(await home("init").status == 0)
+        home.stdin = Array("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Eve Stranger\r\nTITLE:Boss\u{1b}[31m\r\nEMAIL:eve@example.org\r\nX-MEISHI-AA:a\u{7}b\r\nEND:VCARD\r\n".utf8)
+        #expect(await home("contacts", "import", "-").status == 0)
+        home.stdin = Array(await home("contacts", "export").out.utf8)
+        let again = await home("contacts", "import", "-")
+        #expect(again.status == 0 && again.out.contains("0 imported, 0 merged, 1 skipped"), "\(again)")
     }
 
     /// `contacts edit` runs the editor on a tags line and the note, checks the saved text, reopens

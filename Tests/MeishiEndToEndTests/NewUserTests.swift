@@ -535,6 +535,16 @@ import MeishiKit
         try card.replacingOccurrences(of: "Mei Tanaka", with: "Mei\\u001b[31mRed").write(toFile: cardPath, atomically: true, encoding: .utf8)
         let export = await mei("card", "export")
         #expect(export.status == 65 && export.err.contains("it holds what 'meishi card set' refuses") && export.out.isEmpty, "\(export.err)")
+        // In words, never a Swift enum case, and the same field each time for the same file (the
+        // fields were checked in a dictionary's order: "name" one run, "title" the next).
+        let both = try String(contentsOfFile: cardPath, encoding: .utf8)
+            .replacingOccurrences(of: "\"fields\" : {", with: "\"fields\" : {\"title\": [{\"level\": \"public\", \"value\": \"Boss\\u0007\"}],")
+        try both.write(toFile: cardPath, atomically: true, encoding: .utf8)
+        for _ in 0..<6 {  // separate processes: each hashes with another seed
+            let shown = try CLI(home: mei.home)("card", "show")
+            #expect(shown.status == 65 && shown.stderr.contains("refuses: name contains a control or bidi-override character")
+                    && !shown.stderr.contains("controlCharacter"), "\(shown.stderr)")
+        }
     }
 
     // MARK: Help

@@ -102,6 +102,25 @@ import NIOCore
         #expect((payload["cardFields"] as? [String: Any])?["name"] as? String == Self.evil)
     }
 
+    /// A line break in a peer's name or title drew a line of its own in `verify` and `contacts
+    /// show` ("#9  Fake Person  -  met …" under the name); only an address and a note span lines.
+    @Test func onlyAnAddressAndANoteSpanLines() async throws {
+        var ken = await home()
+        let card = Self.forged([.name: .single("Eve\n#9  Fake Person  -  met"), .title: .single("Boss\nCEO"),
+                                .address: .single("1 Main St\nTown"), .note: .single("first\nsecond")])
+        ken.stdin = card.canonicalJSON
+        #expect(await ken("contacts", "add", "-").status == 0)
+        for args in [["verify", "-"], ["contacts", "show", "1"]] {
+            let r = await ken.run(args)
+            #expect(r.status == 0, "\(args): \(r.err)")
+            let lines = r.out.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.contains("name         Eve\\u{A}#9  Fake Person  -  met"), "\(args): \(r.out)")
+            #expect(lines.contains("title        Boss\\u{A}CEO"), "\(args): \(r.out)")
+            #expect(!lines.contains { $0.hasPrefix("#9") || $0 == "CEO" }, "\(args): \(r.out)")
+            #expect(lines.contains("address      1 Main St") && lines.contains("Town") && lines.contains("second"), "\(args): \(r.out)")
+        }
+    }
+
     @Test func aNULInAValueIsMalformedAndNeverStored() async {
         var ken = await home()
         ken.stdin = Self.forged([.name: .single("Alice\u{0}\u{1B}[2J")]).canonicalJSON

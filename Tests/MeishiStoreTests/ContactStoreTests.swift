@@ -82,6 +82,26 @@ import MeishiCard
         #expect(values == 1)
     }
 
+    /// A ref of digits (or `#` and digits) is an id and nothing else: a deleted id never falls
+    /// through to a name holding those digits (a tester's `contacts delete 1`, run twice, deleted
+    /// "Flat 1 Tenant").
+    @Test func anIDNamesThatContactOrNobody() throws {
+        let store = try ContactStore(path: path)
+        _ = try store.store(contact("did:key:z6MkAAA", name: "Ken Sato"))
+        _ = try store.store(contact("did:key:z6MkBBB", name: "Flat 1 Tenant"))
+        _ = try store.store(contact("did:key:z6MkCCC", name: "2024"))
+        #expect(try store.resolve("#2").name == "Flat 1 Tenant")
+        #expect(try store.resolve(" 2 ").name == "Flat 1 Tenant")
+        #expect(try store.delete("1").name == "Ken Sato")
+        #expect(throws: StoreError.noSuchID(1)) { try store.resolve("1") }
+        #expect(throws: StoreError.noSuchID(1)) { try store.delete("#1") }
+        #expect(throws: StoreError.noSuchID(2024)) { try store.resolve("2024") }
+        #expect(throws: StoreError.notFound("99999999999999999999")) { try store.resolve("99999999999999999999") }
+        #expect(throws: StoreError.emptyReference) { try store.resolve("  ") }
+        #expect(try store.resolve("Flat 1").name == "Flat 1 Tenant")
+        #expect(try store.count() == 2)
+    }
+
     @Test func concurrentProcessesWaitInsteadOfFailing() async throws {
         let first = try ContactStore(path: path)
         let second = try ContactStore(path: path)

@@ -9,6 +9,9 @@ extension MeishiFailure {
         switch e {
         case .cardFileDamaged(let path, let reason):
             self.init("\(path) is damaged: \(reason)", hint: "fix or remove the file", status: .dataError)
+        case .cardFileRefused(let path, let refused):
+            self.init("\(path) is damaged: it holds what 'meishi card set' refuses: \(MeishiFailure(refused).message)",
+                      hint: "fix or remove the file", status: .dataError)
         case .shareTooLarge(let bytes):
             self.init("the signed card would be \(bytes) bytes, over the \(ProximityPayload.maximumEncodedSize)-byte limit",
                       hint: "share fewer fields with --fields or a lower --level", status: .dataError)

@@ -17,7 +17,7 @@ extension MeishiFailure {
         case .noIdentity, .identityExists, .notABackup, .identityDamaged, .keyExposed, .keyLimitsTooHigh, .passphraseNeeded,
              .emptyPassphrase, .passphrasesDiffer, .wrongPassphrase, .cannotDecrypt, .cannotEncrypt, .cannotBackUp,
              .solidarityKeyOfOtherIdentity: self.init(identity: e)
-        case .cardFileDamaged, .shareTooLarge, .ownCard, .ownSolidarityCard, .vcard, .notOneCard, .nothingToImport,
+        case .cardFileDamaged, .cardFileRefused, .shareTooLarge, .ownCard, .ownSolidarityCard, .vcard, .notOneCard, .nothingToImport,
              .unsignedContact, .storedCardInvalid: self.init(card: e)
         case .cannotMessage: self.init(message: e)
         case .camera, .noCardSeen: self.init(camera: e)

@@ -7,6 +7,11 @@ extension MeishiFailure {
         switch e {
         case .notFound(let ref):
             self.init("no contact matches \"\(ref)\"", hint: "see 'meishi contacts list'", status: .noInput)
+        case .noSuchID(let id):
+            self.init("no contact #\(id)", hint: "see 'meishi contacts list' (a number is always an id, never part of a name)",
+                      status: .noInput)
+        case .emptyReference:
+            self.init("an empty contact reference names nobody", hint: "give an id, a DID or a name", status: .usage)
         case .ambiguous(let ref, let candidates):
             self.init("\"\(ref)\" matches several contacts: "
                       + candidates.joined(separator: "; "),
