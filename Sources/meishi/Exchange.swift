@@ -73,7 +73,7 @@ struct Exchange: MeishiCommand {
         var out: [String] = []
         for (n, a) in arguments.enumerated() {
             out.append(a)
-            if a == "--code", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
+            if a == "--code" || a == "--table", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
         }
         return out
     }
@@ -81,12 +81,21 @@ struct Exchange: MeishiCommand {
     /// The code to use: as typed (a word one typo from a list word read as that word), or made up
     /// for a bare `--code` (a new one on every call: call it once per run).
     func resolveCode() -> ExchangeCode? {
-        switch code {
+        switch code ?? table {
         case .generate?: ExchangeCode.random()
         case .given(let code, _)?: code
         case .refused?, nil: nil
         }
     }
+
+    @Option(help: ArgumentHelp("Swap cards with everyone who runs --table with this code (alone: make one up and print it).",
+                               discussion: "Everyone at the table stores everyone else as 'met'. Only N crosses the network; the words are the password of each pair's PAKE.",
+                               valueName: "code"),
+            completion: .custom(CodeCompletion.words), transform: CodeArgument.init)
+    var table: CodeArgument?
+
+    @Option(help: ArgumentHelp("With --table: end once this many people, you included, are in.", valueName: "n"))
+    var expect: Int?
 
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
@@ -141,7 +150,7 @@ struct Exchange: MeishiCommand {
         guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
         if message == nil, once { throw ValidationError("--once goes with --message") }
         if message == nil, ttl.seconds != MessageEnvelope.defaultLifetime { throw ValidationError("--ttl goes with --message") }
-        if message == "-", code == nil, !yes {
+        if message == "-", code == nil, table == nil, !yes {
             throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
         }
         guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
@@ -152,15 +161,22 @@ struct Exchange: MeishiCommand {
         if listen || peer != nil, alias != nil || interfaceName != nil {
             throw ValidationError("--alias and --interface are for discovery; they do not go with --listen or --peer")
         }
-        if case .refused(let error)? = code {
+        if code != nil, table != nil { throw ValidationError("use --table CODE for a table or --code CODE for one person, not both") }
+        if let expect {
+            guard table != nil else { throw ValidationError("--expect goes with --table") }
+            guard (2...Self.largestTable).contains(expect) else { throw ValidationError("--expect must be 2 to \(Self.largestTable) (you included)") }
+            if listen || peer != nil, expect != 2 { throw ValidationError("--listen and --peer make a table of two: --expect 2 or none") }
+        }
+        let option = table != nil ? "--table" : "--code"
+        if case .refused(let error)? = code ?? table {
             switch error {
             case .nameplateOutOfRange:
-                throw ValidationError("the number before the first '-' of --code must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
+                throw ValidationError("the number before the first '-' of \(option) must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
             case .tooShort(let n):
-                throw ValidationError("the words of --code have \(n) character\(n == 1 ? "" : "s"); use at least "
-                                      + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or --code alone for a new one)")
-            case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
-            case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
+                throw ValidationError("the words of \(option) have \(n) character\(n == 1 ? "" : "s"); use at least "
+                                      + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or \(option) alone for a new one)")
+            case .tooLong(let n): throw ValidationError("\(option) is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
+            case .badShape: throw ValidationError("\(option) must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or \(option) alone for a new one)")
             }
         }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
@@ -218,7 +234,10 @@ struct Exchange: MeishiCommand {
         }
         let terminal = ctx.terminal
         let exchangeCode = resolveCode()
-        if case .given(_, let corrections)? = code { for c in corrections { ctx.out.note("read '\(c.typed)' as '\(c.word)'") } }
+        if case .given(_, let corrections)? = code ?? table { for c in corrections { ctx.out.note("read '\(c.typed)' as '\(c.word)'") } }
+        if table != nil, let exchangeCode {
+            return try await runTable(ctx, code: exchangeCode, level: level, fields: fields, timeout: timeout, friends: friends, alias: alias)
+        }
         if exchangeCode == nil, !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal",
                                 hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",
