@@ -122,6 +122,11 @@ public struct DiscoveredPeer: Equatable, Sendable {
     /// The address as people read it.
     public var host: String { address.ipAddress ?? "?" }
 
+    /// The address people read best: its IPv4 one when heard on both families.
+    public var readableHost: String {
+        (addresses.first { if case .v4 = $0 { true } else { false } } ?? address).ipAddress ?? "?"
+    }
+
     /// The peer's TCP endpoint: its address with the announced port.
     public var tcpAddress: SocketAddress {
         var a = address
@@ -151,6 +156,8 @@ public final class Discovery: Sendable {
     private let receivers: [Datagrams]
     private let senders: [(Channel, SocketAddress)]
     private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
+    /// Every peer ever recorded in this run, as first recorded (a table reports those it never paired with).
+    private let everHeard = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
     private let announcement: [UInt8]
     /// The same announcement asking to be answered at once: the first burst sends it.
     private let query: [UInt8]
@@ -325,6 +332,9 @@ public final class Discovery: Sendable {
         }
     }
 
+    /// Every peer recorded since `begin`, expired or not.
+    public var heardSoFar: [DiscoveredPeer] { everHeard.withLockedValue { Array($0.values) } }
+
     /// Background work between `begin` and `stop`.
     private let background = NIOLockedValueBox<(ticker: RepeatedTask?, tasks: [Task<Void, Never>])>((nil, []))
 
@@ -339,7 +349,7 @@ public final class Discovery: Sendable {
             if n < 3 || n % 4 == 0 { announce(asking: n < 3) }
         }
         let tasks = receivers.map { receiver in
-            Task { [peers, doorbell] in
+            Task { [peers, everHeard, doorbell] in
                 do {
                     try await receiver.executeThenClose { inbound, _ in
                         for try await envelope in inbound {
@@ -348,9 +358,11 @@ public final class Discovery: Sendable {
                             guard let a = Announcement(bytes), a.sessionID != own,
                                   envelope.remoteAddress.ipAddress != nil else { continue }
                             let now = ExchangeTransport.now()
-                            peers.withLockedValue { p in
+                            let recorded = peers.withLockedValue { p in
                                 Self.record(a, from: envelope.remoteAddress, now: now, in: &p)
+                                return p[Hex.encode(a.sessionID)]
                             }
+                            if let recorded { everHeard.withLockedValue { h in h[Hex.encode(a.sessionID)] = h[Hex.encode(a.sessionID)] ?? recorded } }
                             doorbell.continuation.yield(())
                             if a.wantsAnswer { self.answer(now: now) }
                         }

@@ -79,6 +79,8 @@ public enum Table {
             var closed: Set<[UInt8]> = []
             var failures: [[UInt8]: TableFailure] = [:]
             var anonymous: [TableFailure] = []
+            /// Every member heard announcing the table, with the address heard.
+            var heard: [[UInt8]: String] = [:]
         }
         private let state = NIOLockedValueBox(State())
 
@@ -124,7 +126,19 @@ public enum Table {
             }
         }
 
-        var failures: [TableFailure] { state.withLockedValue { Array($0.failures.values) + $0.anonymous } }
+        func heard(_ peers: [DiscoveredPeer]) {
+            state.withLockedValue { s in for p in peers where s.heard[p.announcement.sessionID] == nil { s.heard[p.announcement.sessionID] = p.readableHost } }
+        }
+
+        /// Failed pairings, then each member heard that neither paired nor failed (it left, or was never reached).
+        var failures: [TableFailure] {
+            state.withLockedValue { s in
+                let silent = s.heard.filter { s.failures[$0.key] == nil && !s.joined.contains($0.key) }.values.sorted()
+                return Array(s.failures.values) + s.anonymous + silent.map {
+                    TableFailure(peer: $0, failure: .unreachable("announced the table, but no pairing with it completed"), usedATry: false)
+                }
+            }
+        }
     }
 
     /// Runs a table with `participant` (its code and `table` set) until `expect` members (this one
@@ -226,13 +240,13 @@ public enum Table {
                             guard members.begin(id) else { continue }
                             busy.insert(peer.host)
                             dials.addTask {
-                                let label = "\(peer.host) port \(peer.announcement.port)"
+                                let label = "\(peer.readableHost) port \(peer.announcement.port)"
                                 let connection: ExchangeTransport.Connection
                                 switch await ExchangeTransport.connect(to: peer.tcpAddress, until: ExchangeTransport.now() + 1,
                                                                        attemptTimeout: { _ in step }, pause: .milliseconds(10)) {
                                 case .success(let c): connection = c
                                 case .failure(let f):
-                                    await settle(.failure(.unreachable("cannot connect to \(label): \(f.words)")), id: id, dialled: true, address: peer.host, revealed: false)
+                                    await settle(.failure(.unreachable("cannot connect to \(label): \(f.words)")), id: id, dialled: true, address: peer.readableHost, revealed: false)
                                     return peer.host
                                 }
                                 let session = participant.session(.dialer)
@@ -243,7 +257,7 @@ public enum Table {
                                 } catch {
                                     attempt = .failure(error)
                                 }
-                                await settle(attempt, id: id, dialled: true, address: peer.host, revealed: session.codeRevealed)
+                                await settle(attempt, id: id, dialled: true, address: peer.readableHost, revealed: session.codeRevealed)
                                 return peer.host
                             }
                         }
@@ -283,6 +297,7 @@ public enum Table {
             group.cancelAll()
             return why
         }
+        members.heard(discovery.heardSoFar.filter { $0.announcement.table && $0.announcement.matches(code: code) })
         await discovery.stop(linger: false)
         return TableOutcome(ended: ended, joined: members.joinedCount, failures: members.failures, triesUsed: budget.failed)
     }
