@@ -22,9 +22,16 @@ struct Exchange: MeishiCommand {
             nothing on either side. Three pairings abandoned after a code could be computed end the run with \
             exit 76: someone may be trying codes.
 
+            At a meetup, one person runs 'meishi exchange --table' and reads out the code it prints; everyone \
+            else runs 'meishi exchange --table CODE'. Everyone swaps cards with everyone else (each pair runs \
+            the --code exchange), each screen shows people as they join, and the run ends with --expect N \
+            people (you included), Enter or Ctrl-D, or --timeout, listing everyone stored and every pairing \
+            that failed. Three failed pairings close the table (exit 76).
+
             Examples:
               meishi exchange
               meishi exchange --code
+              meishi exchange --table 7-tulip-anchor --expect 6
               meishi exchange --event "PyCon JP 2026"
             """)
 
