@@ -43,8 +43,8 @@ extension ExchangeService {
             return TableReport(members: [outcome], failures: [], ended: .expected, triesUsed: 0)
         }
         let pairings = try Pairings(request, home: home, identity: identity, card: card, clock: clock, conversation: conversation, table: true)
-        let members = Guarded<[Outcome]>([])
-        let storeFailure = Guarded<MeishiError?>(nil)
+        let members = Locked<[Outcome]>([])
+        let storeFailure = Locked<MeishiError?>(nil)
         let outcome: TableOutcome
         do {
             outcome = try await Table.run(
@@ -70,16 +70,3 @@ extension ExchangeService {
     }
 }
 
-/// A value the table's pairings share, behind a lock.
-final class Guarded<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLockedValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

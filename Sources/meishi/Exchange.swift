@@ -195,6 +195,16 @@ struct Exchange: MeishiCommand {
         if let timeout { guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") } }
     }
 
+    /// Where the peer is: `--listen`, `--peer`, or discovery (nobody picks among several yet).
+    func endpoint(alias: String?) -> ExchangeEndpoint {
+        if listen { return .listen(host: nil, port: port) }
+        if let peer {
+            let (h, p) = Self.split(peer)!
+            return .dial(host: h, port: p)
+        }
+        return .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
+    }
+
     /// HOST, HOST:PORT, a bare IPv6 address, or [IPV6]:PORT; the port defaults to meishi's.
     static func split(_ hostPort: String) -> (String, Int)? {
         let defaultPort = ExchangeTransport.defaultPort
@@ -259,15 +269,7 @@ struct Exchange: MeishiCommand {
         if note != nil, exchangeCode == nil, yes, !json {
             ctx.out.note("the message will not be sent: nobody compares the code (--yes); use --code, or 'meishi send' later")
         }
-        var endpoint: ExchangeEndpoint
-        if listen {
-            endpoint = .listen(host: nil, port: port)
-        } else if let peer {
-            let (h, p) = Self.split(peer)!
-            endpoint = .dial(host: h, port: p)
-        } else {
-            endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
-        }
+        var endpoint = endpoint(alias: alias)
         session.step(listen ? "listening for the other side over TCP" : peer.map { "dialling \($0)" }
                      ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json

@@ -18,15 +18,7 @@ extension Exchange {
         let identity = try session.loadIdentity()
         let card = try session.cards.loadCard()
         let out = ctx.out, quiet = json, terminal = ctx.terminal
-        let endpoint: ExchangeEndpoint
-        if listen {
-            endpoint = .listen(host: nil, port: port)
-        } else if let peer {
-            let (h, p) = Self.split(peer)!
-            endpoint = .dial(host: h, port: p)
-        } else {
-            endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
-        }
+        let endpoint = endpoint(alias: alias)
         if !quiet {
             if case .generate? = table {
                 out.note("your table's code: \(code) (read it out to the others)")

@@ -200,14 +200,7 @@ extension NamespaceExchangeTests {
     func replayedAnnouncementsMoveNobody() throws {
         let teardown = try Self.hosts("mtr", 4)
         defer { teardown() }
-        let attacker = Process()
-        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        attacker.arguments = ["netns", "exec", "mtr4", "/usr/bin/python3", Fixtures.root.appendingPathComponent("tools/replay-announcements.py").path,
-                              "--interface-address", "10.147.0.4", "--seconds", "15"]
-        let attackerOut = Pipe()
-        attacker.standardOutput = attackerOut
-        attacker.standardError = FileHandle.nullDevice
-        try attacker.run()
+        let (attacker, attackerOut) = try Self.attacker(in: "mtr4", "replay-announcements.py", ["--interface-address", "10.147.0.4", "--seconds", "15"])
         defer { if attacker.isRunning { attacker.terminate() } }
         Thread.sleep(forTimeInterval: 0.5)
         let people = try Self.people(3)

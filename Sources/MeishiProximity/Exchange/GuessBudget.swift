@@ -59,14 +59,14 @@ public final class GuessBudget: Sendable {
     }
 }
 
-/// A value behind a lock, for the few counters that tasks share.
-final class Locked<Value: Sendable>: @unchecked Sendable {
+/// A value behind a lock, for the few counters that tasks share (a table's members in MeishiKit too).
+public final class Locked<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { self.value = value }
 
-    func withLockedValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    public func withLockedValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
