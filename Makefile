@@ -6,7 +6,7 @@ MANDIR   := $(PREFIX)/share/man/man1
 RELEASE  := .build/release/meishi
 DEBUG    := .build/debug/meishi
 
-.PHONY: all deps build release deb deb-release check-deb check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr man check-man confusables install uninstall clean fuzz fuzz-seed crash
+.PHONY: all deps build release deb deb-release check-deb check-bench demo test bench bench-startup bench-exchange bench-messages bench-psi bench-qr bench-table man check-man confusables install uninstall clean fuzz fuzz-seed crash
 
 all: build
 
@@ -120,6 +120,9 @@ bench-messages: release
 bench-psi: release
 	@scripts/python-tools.sh openmined-psi
 	@scripts/bench.sh psi
+
+bench-table: release
+	@scripts/bench.sh table
 
 bench-qr: release
 	@scripts/install-deps.sh hyperfine qrencode zbar-tools time

@@ -5,6 +5,7 @@
 # `scripts/bench.sh psi` only the common-friends part.
 # `scripts/bench.sh qr` only the QR part (make bench-qr).
 # `scripts/bench.sh startup` only the start-up part (make bench-startup).
+# `scripts/bench.sh table` only the table part (make bench-table).
 # BENCH_QUICK=1 (make check-bench, run by make test): every part once, on tiny inputs, with the
 # build in BENCH_BUILD (default: the release build), so the script cannot rot unnoticed; its
 # figures mean nothing.
@@ -262,6 +263,54 @@ echo "targets: ecdh 10,000 x 10,000 <= half of OpenMined's time and <= 1.3x the 
 echo
 [ "$only" = psi ] && exit 0
 fi
+if [ "$only" = all ] || [ "$only" = table ]; then
+echo "## Table: N hosts in namespaces run 'meishi exchange --table CODE --expect N' -> every host stored the other N-1"
+# Timed from the moment the last host is started to the moment the last host exits (it exits once
+# it stored the others: --expect N), so process exit is included. CPU is user+sys of each host's
+# process (/usr/bin/time), summed over the hosts and the largest one.
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -x /usr/bin/time ]; then
+  if [ "$quick" = 1 ]; then sizes=(3); tableruns=1; else sizes=(4 8 12); tableruns=3; fi
+  thome=$out/table
+  largest=${sizes[$((${#sizes[@]} - 1))]}
+  for i in $(seq "$largest"); do
+    "$meishi" --home "$thome/h$i" init >/dev/null; "$meishi" --home "$thome/h$i" card set name "Person $i" >/dev/null
+  done
+  lock_namespaces
+  for n in "${sizes[@]}"; do
+    scripts/netns.sh down mbt "$n"; scripts/netns.sh up mbt "$n"
+    walls=(); cpus=(); peaks=()
+    for r in $(seq "$tableruns"); do
+      for i in $(seq "$n"); do rm -f "$thome/h$i"/meishi.sqlite*; done
+      pids=()
+      for i in $(seq "$n"); do
+        /usr/bin/time -f "%U %S" -o "$thome/cpu-$n-$r-$i" ip netns exec "mbt$i" "$meishi" --home "$thome/h$i" exchange \
+          --table "$((n + r))-bench-table" --expect "$n" --timeout 60 --json >"$thome/out-$n-$r-$i.json" 2>/dev/null & pids+=($!)
+        [ "$i" = "$n" ] && t0=$(now_ns)
+      done
+      for p in "${pids[@]}"; do wait "$p" || true; done
+      walls+=($(( ($(now_ns) - t0) / 1000000 )))
+      for i in $(seq "$n"); do
+  
+        if ! grep -q '"ended": "expected"' "$thome/out-$n-$r-$i.json"; then
+          echo "table of $n, run $r: host $i did not store the others"; cat "$thome/out-$n-$r-$i.json"
+          scripts/netns.sh down mbt "$n"; unlock_namespaces; exit 1
+        fi
+      done
+      cpus+=($(cat "$thome"/cpu-$n-$r-* | awk '{s += $1 + $2} END {printf "%.2f", s}'))
+      peaks+=($(cat "$thome"/cpu-$n-$r-* | awk '{c = $1 + $2; if (c > m) m = c} END {printf "%.2f", m}'))
+    done
+    scripts/netns.sh down mbt "$n"
+    median=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    target=""; [ "$n" = 8 ] && target=" (target: <= 2000)"
+    echo "table of $n: last start -> all stored and exited  median $median ms over $tableruns runs$target (all: ${walls[*]} ms); CPU s summed over hosts: ${cpus[*]}; largest host: ${peaks[*]}"
+  done
+  unlock_namespaces
+else
+  echo "(not root, or no /usr/bin/time: the table runs are skipped)"
+fi
+echo
+fi
+[ "$only" = table ] && exit 0
 if [ "$only" != messages ]; then
 echo "## Exchange: both 'meishi exchange --yes' started -> both cards saved, vs magic-wormhole"
 runs=$(runs 7)

@@ -229,12 +229,14 @@ def plain_run(e_d, n_d, e_l, n_l, dialer, listener):
     }
 
 
-def code_run(code, nonce_d, nonce_l, ya, yb, dialer, listener, dialer_id=b"", listener_id=b""):
+def code_run(code, nonce_d, nonce_l, ya, yb, dialer, listener, dialer_id=b"", listener_id=b"", table=False):
     n, words = code.split("-", 1)
     prs = unicodedata.normalize("NFC", words.strip()).lower().encode()
     ci_parts = [b"meishi-cpace-v1", b"dialer", b"listener", str(int(n)).encode()]
     if dialer_id or listener_id:
         ci_parts += [dialer_id, listener_id]
+    if table:
+        ci_parts.append(b"table")
     ci = lv_cat(*ci_parts)
     sid = lv_cat(nonce_d, nonce_l)
     gen = generator_string(prs, ci, sid)
@@ -255,6 +257,8 @@ def code_run(code, nonce_d, nonce_l, ya, yb, dialer, listener, dialer_id=b"", li
     out = {"code": code, "N": str(int(n)), "PRS": hx(prs)}
     if dialer_id or listener_id:
         out.update({"dialer_session_id": hx(dialer_id), "listener_session_id": hx(listener_id)})
+    if table:
+        out["table"] = True
     out.update({
         "CI": hx(ci), "nonce_D": hx(nonce_d), "nonce_L": hx(nonce_l), "sid": hx(sid), "generator_string": hx(gen), "g": hx(g),
         "ya": hx(ya), "yb": hx(yb), "Ya": hx(Ya), "Yb": hx(Yb), "K": hx(K), "ISK": hx(isk), "mac_key": hx(mac_key),
@@ -265,6 +269,40 @@ def code_run(code, nonce_d, nonce_l, ya, yb, dialer, listener, dialer_id=b"", li
         "sealed_frames": card_frames(t, k_dl, k_ld, dialer, listener, 0),
     })
     return out
+
+
+def announcement(session_id, port, nameplate=None, alias=None, answer=False, table=False):
+    """§5.5 and §5.7: MSHD, version 1, session id, port, flags, [N], [alias]."""
+    flags = (1 if nameplate is not None else 0) | (2 if alias is not None else 0) | (4 if answer else 0) | (8 if table else 0)
+    out = b"MSHD\x01" + session_id + struct.pack(">H", port) + bytes([flags])
+    if nameplate is not None:
+        out += struct.pack(">H", nameplate)
+    if alias is not None:
+        a = alias.encode()
+        out += bytes([len(a)]) + a
+    return out
+
+
+def announcements():
+    sid = bytes(range(0xA0, 0xB0))
+    valid = [
+        ("pairwise, no code", announcement(sid, 40000), {"port": 40000}),
+        ("pairwise --code 7-…", announcement(sid, 40000, 7), {"port": 40000, "N": 7}),
+        ("table 7, answer me", announcement(sid, 40001, 7, answer=True, table=True),
+         {"port": 40001, "N": 7, "answer": True, "table": True}),
+        ("table 999 with an alias", announcement(sid, 65535, 999, alias="Mei", table=True),
+         {"port": 65535, "N": 999, "alias": "Mei", "table": True}),
+    ]
+    refused = [
+        ("table flag without a code number", b"MSHD\x01" + sid + struct.pack(">H", 40000) + b"\x08"),
+        ("unknown flag bit 4", b"MSHD\x01" + sid + struct.pack(">H", 40000) + b"\x19\x00\x07"),
+        ("table N 0", b"MSHD\x01" + sid + struct.pack(">H", 40000) + b"\x09\x00\x00"),
+    ]
+    return {
+        "session_id": hx(sid),
+        "valid": [dict({"name": n, "bytes": hx(b)}, **fields) for n, b, fields in valid],
+        "refused": [{"name": n, "bytes": hx(b)} for n, b in refused],
+    }
 
 
 def vectors():
@@ -280,9 +318,11 @@ def vectors():
     with_code = code_run("7-Tulip-Anchor", nonce_d, nonce_l, ya, yb, dialer, listener)
     discovered = code_run("7-Tulip-Anchor", nonce_d, nonce_l, ya, yb, dialer, listener,
                           bytes([0xDD] * 16), bytes([0xEE] * 16))
+    at_table = code_run("7-Tulip-Anchor", nonce_d, nonce_l, ya, yb, dialer, listener,
+                        bytes([0xDD] * 16), bytes([0xEE] * 16), table=True)
     ed = Ed25519PrivateKey.from_private_bytes(bytes(range(32))).public_key().public_bytes(*RAW)
     return {
-        "comment": ("docs/PROTOCOL.md §1.2, §5.2, §5.3 and §5.6, computed by tools/exchange-vectors.py without meishi. "
+        "comment": ("docs/PROTOCOL.md §1.2, §5.2, §5.3, §5.5, §5.6 and §5.7, computed by tools/exchange-vectors.py without meishi. "
                     "Byte strings are hex; frames are shown without their 4-byte length prefix. The dialer is D (the CPace "
                     "initiator), the listener L (the responder). Each card's payload is sent as these exact bytes (its JCS) "
                     "and verifies at unix time `now`. Sealed frames: each direction counts from 0; with a code there are no "
@@ -293,6 +333,8 @@ def vectors():
         "handshake": plain,
         "code": with_code,
         "code_after_discovery": discovered,
+        "code_at_table": at_table,
+        "announcements": announcements(),
     }
 
 

@@ -128,33 +128,57 @@ public struct ExchangeService: Sendable {
     /// peer's card is checked against `clock`.
     public func run(_ request: Request, identity: Identity, card: Card, clock: @escaping @Sendable () -> Int64,
                     conversation: Conversation) async throws(MeishiError) -> Outcome {
+        let pairings = try Pairings(request, home: home, identity: identity, card: card, clock: clock, conversation: conversation, table: false)
+        let result: ExchangeResult
+        do {
+            result = try await ExchangeTransport.exchange(request.endpoint, timeoutSeconds: request.timeoutSeconds,
+                                                          participant: pairings.participant, listening: conversation.listening)
+        } catch {
+            throw .exchange(error)
+        }
+        conversation.trace("the connection is closed; storing the card in \(home.databasePath)")
+        return try pairings.store(result)
+    }
+}
+
+/// What every pairing of one run shares: the participant (our card, the verifier, the code, the
+/// post-card phases, each session its own), and how a finished pairing's card is stored.
+struct Pairings: Sendable {
+    var participant: ExchangeParticipant
+    let request: ExchangeService.Request
+    let contacts: ContactsService
+    let store: ContactStore
+    let friendSet: FriendSet
+    let early: StoredOnce
+    let clock: @Sendable () -> Int64
+
+    /// At a table (`table`) each pair blinds its own common-friends set (no blinding is shared
+    /// between peers), and every pair compares the contacts held before the table began.
+    init(_ request: ExchangeService.Request, home: Home, identity: Identity, card: Card, clock: @escaping @Sendable () -> Int64,
+         conversation: ExchangeService.Conversation, table: Bool) throws(MeishiError) {
         let (code, level, only, maximumSkew, confirmedByPerson, friends, message, event) = (
             request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message,
             request.event)
-        let (log, trace) = (conversation.log, conversation.trace)
-        // Fail before the network if the share cannot be had.
+        let log = conversation.log
+        // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
         let contacts = ContactsService(home: home)
-        // The store opens (migrates, purges, reads the friend set) while the network is set up
-        // and the peer found: it is first needed when our card is about to be sent, which waits
-        // for it, so a store that cannot be had ends the exchange before anything is sent.
-        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
-        let opened = Ahead { () throws(MeishiError) in
-            let store = try contacts.open()
-            return (store, try FriendSet(store: store, options: friends, blindAhead: code != nil || confirmedByPerson))
-        }
+        let store = try contacts.open()
         var participant = ExchangeParticipant(
             card: {
-                _ = try await opened.value()
-                return (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
+                (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
             confirmCode: conversation.confirm, log: log)
-        participant.trace = trace
-        // The post-card phases run after our card was sent, so after `opened` was waited for.
+        participant.trace = conversation.trace
+        participant.table = table
+        // At a table each pair's chatter ("the codes match") is a step (`--verbose`): the table says who joined.
+        if table { participant.log = conversation.trace }
+        // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
+        let friendSet = try FriendSet(store: store, options: friends, blindAhead: !table && (code != nil || confirmedByPerson))
         let friendsRequest = CommonFriendsRequest(
             mode: friends.mode, maximumSetSize: friends.maximumSetSize,
-            codeComparedByPerson: confirmedByPerson, elements: { peerDID in opened.done.1.elements(excluding: peerDID) })
+            codeComparedByPerson: confirmedByPerson, elements: { peerDID in friendSet.elements(excluding: peerDID) })
         // Post-card phase 2: the peer's card is verified and acknowledged by then. Its envelope is
         // checked against the stored contact (key, trust), so the card is stored first, once.
         let authenticated = code != nil || confirmedByPerson
@@ -176,10 +200,11 @@ public struct ExchangeService: Sendable {
                 }
             },
             incoming: { bytes, peer in
-                let store = opened.done.0
                 do {
-                    try early.store { () throws(MeishiError) in try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
-                                                                                     meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store) }
+                    try early.store(peer.payload.senderDID) { () throws(MeishiError) in
+                        try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
+                                         meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store)
+                    }
                 } catch {
                     return .refused(.storeFailed)
                 }
@@ -187,29 +212,30 @@ public struct ExchangeService: Sendable {
             })
         // The post-card phases, in their order (docs/PROTOCOL.md §8): each session gets its own.
         participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks)] }
-        let result: ExchangeResult
-        do {
-            result = try await ExchangeTransport.exchange(request.endpoint, timeoutSeconds: request.timeoutSeconds, participant: participant,
-                                                          listening: conversation.listening)
-        } catch {
-            // A store that could not be opened is what went wrong, however the session ended.
-            _ = try await opened.value()
-            throw .exchange(error)
-        }
-        let (store, friendSet) = try await opened.value()
-        trace("the connection is closed; storing the card in \(home.databasePath)")
-        let authentication: Authentication = switch result.confirmation {
+        self.participant = participant
+        self.request = request
+        self.contacts = contacts
+        self.store = store
+        self.friendSet = friendSet
+        self.early = early
+        self.clock = clock
+    }
+
+    /// Stores the peer of a finished pairing (once: the message phase may have stored it) with its common friends.
+    func store(_ result: ExchangeResult) throws(MeishiError) -> ExchangeService.Outcome {
+        let authentication: ExchangeService.Authentication = switch result.confirmation {
         case .pake: .code
-        case .digits: confirmedByPerson ? .digits : .none
+        case .digits: request.confirmedByPerson ? .digits : .none
         }
         let stored: StoreOutcome
-        if let already = early.outcome {
+        if let already = early.outcome(result.peerCard.payload.senderDID) {
             stored = already
         } else {
             stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
-                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: event, gave: level), in: store)
+                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: request.event,
+                                                       gave: request.level), in: store)
         }
-        var report: CommonFriendsReport?
+        var report: ExchangeService.CommonFriendsReport?
         if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {
             var shared: [Contact] = []
             if case .ran(let mode, let indices, let peerSetSize) = outcome {
@@ -219,50 +245,25 @@ public struct ExchangeService: Sendable {
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }
-            report = CommonFriendsReport(outcome: outcome, friends: shared, cost: friendsPhase.cost)
+            report = ExchangeService.CommonFriendsReport(outcome: outcome, friends: shared, cost: friendsPhase.cost)
         }
-        return Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
-                       authentication: authentication, commonFriends: report, messages: result.phase(ExchangeMessagePhase.self)?.outcome)
+        return ExchangeService.Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
+                                       authentication: authentication, commonFriends: report,
+                                       messages: result.phase(ExchangeMessagePhase.self)?.outcome)
     }
 }
 
-/// Work started ahead on another thread and waited for where it is first needed.
-private final class Ahead<Value: Sendable>: @unchecked Sendable {
+/// Each peer's contact, by DID, when the message phase had to store it before its exchange returned.
+final class StoredOnce: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<Value, MeishiError>?
-    private var task: Task<Void, Never>!
+    private var stored: [String: StoreOutcome] = [:]
 
-    init(_ work: @escaping @Sendable () throws(MeishiError) -> Value) {
-        task = Task.detached { [self] in
-            let r: Result<Value, MeishiError>
-            do throws(MeishiError) { r = .success(try work()) } catch { r = .failure(error) }
-            lock.withLock { result = r }
-        }
-    }
+    func outcome(_ did: String) -> StoreOutcome? { lock.withLock { stored[did] } }
 
-    func value() async throws(MeishiError) -> Value {
-        await task.value
-        return try lock.withLock { result! }.get()
-    }
-
-    /// The value, once `value()` returned it: a caller that did not wait first is a bug.
-    var done: Value {
-        guard case .success(let v)? = lock.withLock({ result }) else { preconditionFailure("used before it was waited for") }
-        return v
-    }
-}
-
-/// The peer's contact when the message phase had to store it before the exchange returned.
-private final class StoredOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: StoreOutcome?
-
-    var outcome: StoreOutcome? { lock.withLock { stored } }
-
-    func store(_ add: () throws(MeishiError) -> StoreOutcome) throws(MeishiError) {
+    func store(_ did: String, _ add: () throws(MeishiError) -> StoreOutcome) throws(MeishiError) {
         lock.lock()
         defer { lock.unlock() }
-        if stored == nil { stored = try add() }
+        if stored[did] == nil { stored[did] = try add() }
     }
 }
 

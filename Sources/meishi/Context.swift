@@ -28,6 +28,15 @@ protocol TerminalIO: Sendable {
     func ask(_ question: String, timeout: Double?) -> String?
     /// Shows `prompt` and reads a line without echo, or nil with no terminal.
     func readHidden(_ prompt: String) -> SecureBytes?
+    /// Blocks until the person presses Enter or Ctrl-D on the terminal (a table's end).
+    func waitForEndOfLine()
+}
+
+extension TerminalIO {
+    /// Without a terminal of its own, nobody presses anything: blocks for good.
+    func waitForEndOfLine() {
+        while true { sleep(3600) }
+    }
 }
 
 /// Everything a command may touch of the world (swiftly's `SwiftlyCoreContext`): no command calls

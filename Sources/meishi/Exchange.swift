@@ -22,9 +22,16 @@ struct Exchange: MeishiCommand {
             nothing on either side. Three pairings abandoned after a code could be computed end the run with \
             exit 76: someone may be trying codes.
 
+            At a meetup, one person runs 'meishi exchange --table' and reads out the code it prints; everyone \
+            else runs 'meishi exchange --table CODE'. Everyone swaps cards with everyone else (each pair runs \
+            the --code exchange), each screen shows people as they join, and the run ends with --expect N \
+            people (you included), Enter or Ctrl-D, or --timeout, listing everyone stored and every pairing \
+            that failed. Three failed pairings close the table (exit 76).
+
             Examples:
               meishi exchange
               meishi exchange --code
+              meishi exchange --table 7-tulip-anchor --expect 6
               meishi exchange --event "PyCon JP 2026"
             """)
 
@@ -73,7 +80,7 @@ struct Exchange: MeishiCommand {
         var out: [String] = []
         for (n, a) in arguments.enumerated() {
             out.append(a)
-            if a == "--code", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
+            if a == "--code" || a == "--table", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
         }
         return out
     }
@@ -81,12 +88,21 @@ struct Exchange: MeishiCommand {
     /// The code to use: as typed (a word one typo from a list word read as that word), or made up
     /// for a bare `--code` (a new one on every call: call it once per run).
     func resolveCode() -> ExchangeCode? {
-        switch code {
+        switch code ?? table {
         case .generate?: ExchangeCode.random()
         case .given(let code, _)?: code
         case .refused?, nil: nil
         }
     }
+
+    @Option(help: ArgumentHelp("Swap cards with everyone who runs --table with this code (alone: make one up and print it).",
+                               discussion: "Everyone at the table stores everyone else as 'met'. Only N crosses the network; the words are the password of each pair's PAKE.",
+                               valueName: "code"),
+            completion: .custom(CodeCompletion.words), transform: CodeArgument.init)
+    var table: CodeArgument?
+
+    @Option(help: ArgumentHelp("With --table: end once this many people, you included, are in.", valueName: "n"))
+    var expect: Int?
 
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
@@ -141,7 +157,7 @@ struct Exchange: MeishiCommand {
         guard (1...MessageEnvelope.maximumLifetime).contains(ttl.seconds) else { throw ValidationError("--ttl must be 1s to 7d") }
         if message == nil, once { throw ValidationError("--once goes with --message") }
         if message == nil, ttl.seconds != MessageEnvelope.defaultLifetime { throw ValidationError("--ttl goes with --message") }
-        if message == "-", code == nil, !yes {
+        if message == "-", code == nil, table == nil, !yes {
             throw ValidationError("--message - reads standard input, which comparing the code needs: use --code, or give the text")
         }
         guard (0...65_535).contains(maxSet) else { throw ValidationError("--max-set must be 0 to 65535") }
@@ -152,15 +168,22 @@ struct Exchange: MeishiCommand {
         if listen || peer != nil, alias != nil || interfaceName != nil {
             throw ValidationError("--alias and --interface are for discovery; they do not go with --listen or --peer")
         }
-        if case .refused(let error)? = code {
+        if code != nil, table != nil { throw ValidationError("use --table CODE for a table or --code CODE for one person, not both") }
+        if let expect {
+            guard table != nil else { throw ValidationError("--expect goes with --table") }
+            guard (2...Self.largestTable).contains(expect) else { throw ValidationError("--expect must be 2 to \(Self.largestTable) (you included)") }
+            if listen || peer != nil, expect != 2 { throw ValidationError("--listen and --peer make a table of two: --expect 2 or none") }
+        }
+        let option = table != nil ? "--table" : "--code"
+        if case .refused(let error)? = code ?? table {
             switch error {
             case .nameplateOutOfRange:
-                throw ValidationError("the number before the first '-' of --code must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
+                throw ValidationError("the number before the first '-' of \(option) must be 1 to 999, without a leading zero, as in 7-tulip-anchor")
             case .tooShort(let n):
-                throw ValidationError("the words of --code have \(n) character\(n == 1 ? "" : "s"); use at least "
-                                      + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or --code alone for a new one)")
-            case .tooLong(let n): throw ValidationError("--code is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
-            case .badShape: throw ValidationError("--code must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or --code alone for a new one)")
+                throw ValidationError("the words of \(option) have \(n) character\(n == 1 ? "" : "s"); use at least "
+                                      + "\(ExchangeCode.minimumPasswordCharacters), as in 7-tulip-anchor (or \(option) alone for a new one)")
+            case .tooLong(let n): throw ValidationError("\(option) is \(n) bytes; at most \(ExchangeCode.maximumBytes)")
+            case .badShape: throw ValidationError("\(option) must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or \(option) alone for a new one)")
             }
         }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
@@ -170,6 +193,16 @@ struct Exchange: MeishiCommand {
                                   ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets: [fe80::1%eth0]:47823)")
         }
         if let timeout { guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") } }
+    }
+
+    /// Where the peer is: `--listen`, `--peer`, or discovery (nobody picks among several yet).
+    func endpoint(alias: String?) -> ExchangeEndpoint {
+        if listen { return .listen(host: nil, port: port) }
+        if let peer {
+            let (h, p) = Self.split(peer)!
+            return .dial(host: h, port: p)
+        }
+        return .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
     }
 
     /// HOST, HOST:PORT, a bare IPv6 address, or [IPV6]:PORT; the port defaults to meishi's.
@@ -218,7 +251,10 @@ struct Exchange: MeishiCommand {
         }
         let terminal = ctx.terminal
         let exchangeCode = resolveCode()
-        if case .given(_, let corrections)? = code { for c in corrections { ctx.out.note("read '\(c.typed)' as '\(c.word)'") } }
+        if case .given(_, let corrections)? = code ?? table { for c in corrections { ctx.out.note("read '\(c.typed)' as '\(c.word)'") } }
+        if table != nil, let exchangeCode {
+            return try await runTable(ctx, code: exchangeCode, level: level, fields: fields, timeout: timeout, friends: friends, alias: alias)
+        }
         if exchangeCode == nil, !yes, !terminal.isInteractive {
             throw MeishiFailure("comparing the code needs a terminal",
                                 hint: "run it on a terminal, use --code on both sides, or pass --yes (contacts are then stored as 'signed')",
@@ -233,15 +269,7 @@ struct Exchange: MeishiCommand {
         if note != nil, exchangeCode == nil, yes, !json {
             ctx.out.note("the message will not be sent: nobody compares the code (--yes); use --code, or 'meishi send' later")
         }
-        var endpoint: ExchangeEndpoint
-        if listen {
-            endpoint = .listen(host: nil, port: port)
-        } else if let peer {
-            let (h, p) = Self.split(peer)!
-            endpoint = .dial(host: h, port: p)
-        } else {
-            endpoint = .discover(alias: alias, interface: interfaceName, pick: { _ in nil })
-        }
+        var endpoint = endpoint(alias: alias)
         session.step(listen ? "listening for the other side over TCP" : peer.map { "dialling \($0)" }
                      ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json

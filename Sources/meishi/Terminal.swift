@@ -85,6 +85,14 @@ struct LiveTerminal: TerminalIO {
         return size
     }
 
+    func waitForEndOfLine() {
+        let fd = open("/dev/tty", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { while true { sleep(3600) } }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {}
+    }
+
     func ask(_ question: String, timeout: Double?) -> String? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }

@@ -99,15 +99,8 @@ import Glibc
     func garbageConnectionsDuringDiscoveryDoNotCrashEitherSide() throws {
         let teardown = try NamespaceExchangeTests.hosts("mgc", 3)
         defer { teardown() }
-        let attacker = Process()
-        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        attacker.arguments = ["netns", "exec", "mgc3", "/usr/bin/python3",
-                              Fixtures.root.appendingPathComponent("tools/flood-connections.py").path,
-                              "--interface-address", "10.147.0.3", "--every", "0.05", "--seconds", "10"]
-        let attackerOut = Pipe()
-        attacker.standardOutput = attackerOut
-        attacker.standardError = FileHandle.nullDevice
-        try attacker.run()
+        let (attacker, attackerOut) = try NamespaceExchangeTests.attacker(in: "mgc3", "flood-connections.py",
+                                                                          ["--interface-address", "10.147.0.3", "--every", "0.05", "--seconds", "10"])
         defer { if attacker.isRunning { attacker.terminate() } }
         Thread.sleep(forTimeInterval: 0.5)
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")

@@ -329,6 +329,18 @@ import MeishiProximity
         return (p, out, err)
     }
 
+    /// Starts `tools/SCRIPT` (a hostile host) with python3 in namespace `ns`; its standard output is piped.
+    static func attacker(in ns: String, _ script: String, _ args: [String]) throws -> (process: Process, output: Pipe) {
+        let attacker = Process()
+        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        attacker.arguments = ["netns", "exec", ns, "/usr/bin/python3", Fixtures.root.appendingPathComponent("tools/\(script)").path] + args
+        let output = Pipe()
+        attacker.standardOutput = output
+        attacker.standardError = FileHandle.nullDevice
+        try attacker.run()
+        return (attacker, output)
+    }
+
     static func result(_ p: (Process, Pipe, Pipe)) -> (Int32, [String: Any], String) {
         let out = p.1.fileHandleForReading.readDataToEndOfFile()
         let err = String(decoding: p.2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -368,15 +380,7 @@ import MeishiProximity
     func steeredDiscoveryStillPairsTheHonestPeers() throws {
         let teardown = try Self.hosts("mst", 3)
         defer { teardown() }
-        let attacker = Process()
-        attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        attacker.arguments = ["netns", "exec", "mst3", "/usr/bin/python3",
-                              Fixtures.root.appendingPathComponent("tools/replay-announcements.py").path,
-                              "--interface-address", "10.147.0.3", "--seconds", "12"]
-        let attackerOut = Pipe()
-        attacker.standardOutput = attackerOut
-        attacker.standardError = FileHandle.nullDevice
-        try attacker.run()
+        let (attacker, attackerOut) = try Self.attacker(in: "mst3", "replay-announcements.py", ["--interface-address", "10.147.0.3", "--seconds", "12"])
         defer { if attacker.isRunning { attacker.terminate() } }
         Thread.sleep(forTimeInterval: 0.5)
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")

@@ -90,8 +90,9 @@ import MeishiCrypto
         try Self.exchangeCards(run, d: d, dCard: (dKey, dCard), l: l, lCard: (lKey, lCard), earlier: (dSent, lSent))
     }
 
-    /// §5.6: the four PAKE frames, then both CARDs and both ACKs; once plain, once after discovery.
-    @Test(arguments: ["code", "code_after_discovery"]) func handshakeWithCode(_ name: String) throws {
+    /// §5.6: the four PAKE frames, then both CARDs and both ACKs; once plain, once after discovery,
+    /// once between two members of a table (§5.7: CI ends with "table").
+    @Test(arguments: ["code", "code_after_discovery", "code_at_table"]) func handshakeWithCode(_ name: String) throws {
         let v = try Self.vectors()
         let run = Self.object(v[name])
         let (dKey, dCard) = try Self.card(Self.object(Self.object(v["cards"])["dialer"]))
@@ -101,6 +102,7 @@ import MeishiCrypto
             binding.dialerID = Self.bytes(run, "dialer_session_id")
             binding.listenerID = Self.bytes(run, "listener_session_id")
         }
+        binding.table = run["table"] as? Bool ?? false
         #expect(binding.channelID == Self.bytes(run, "CI"))
         #expect(Array(binding.code.password.utf8) == Self.bytes(run, "PRS"))
         func session(_ role: ExchangeSession.Role, nonce: String, scalar: String) throws -> ExchangeSession {
@@ -124,6 +126,24 @@ import MeishiCrypto
         #expect(d.transcriptHash == Self.bytes(run, "transcript_hash") && l.transcriptHash == d.transcriptHash)
         try Self.checkKeys(run, secret: Self.bytes(run, "ISK"))
         try Self.exchangeCards(run, d: d, dCard: (dKey, dCard), l: l, lCard: (lKey, lCard), earlier: ([], []))
+    }
+
+    /// §5.5 and §5.7: announcements encode to the listed bytes and parse back to the same fields;
+    /// a table flag without a code number, an unknown flag and N = 0 are refused.
+    @Test func announcements() throws {
+        let v = Self.object(try Self.vectors()["announcements"])
+        let id = Self.bytes(v, "session_id")
+        for case let a as Object in v["valid"] as! [Any] {
+            let name = a["name"] as! String
+            let made = Announcement(sessionID: id, port: UInt16(a["port"] as! Int), nameplate: (a["N"] as? Int).map { UInt16($0) },
+                                    alias: a["alias"] as? String, wantsAnswer: a["answer"] as? Bool ?? false, table: a["table"] as? Bool ?? false)
+            #expect(made.encoded == Self.bytes(a, "bytes"), "\(name)")
+            let parsed = try #require(Announcement(Self.bytes(a, "bytes")), "\(name)")
+            #expect(parsed == made && parsed.table == made.table && parsed.wantsAnswer == made.wantsAnswer, "\(name)")
+        }
+        for case let a as Object in v["refused"] as! [Any] {
+            #expect(Announcement(Self.bytes(a, "bytes")) == nil, "\(a["name"] as! String)")
+        }
     }
 
     /// The master key and the subkeys as §5.2 derives them (32 bytes each, crypto_kdf context `meishiEX`).

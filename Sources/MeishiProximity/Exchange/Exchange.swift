@@ -21,6 +21,8 @@ public struct ExchangeParticipant: Sendable {
     /// Makes the post-card phases of one session, in the order they run after both ACKs
     /// (docs/PROTOCOL.md §8): each connection gets its own, and the result carries them back.
     public var phases: @Sendable () -> [any PostCardPhase] = { [] }
+    /// A member of a table (`--table`, §5.7): every session binds "table" into CPace's CI.
+    public var table = false
 
     public init(card: @escaping @Sendable () async throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
                 confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
@@ -35,7 +37,8 @@ public struct ExchangeParticipant: Sendable {
 extension ExchangeParticipant {
     /// A new session in `role`, bound to our code when we have one.
     func session(_ role: ExchangeSession.Role) -> ExchangeSession {
-        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0) }, phases: phases())
+        ExchangeSession(role: role, verifier: verifier, binding: code.map { ExchangeSession.CodeBinding(code: $0, table: table) },
+                        phases: phases())
     }
 }
 

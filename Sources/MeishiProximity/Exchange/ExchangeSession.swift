@@ -49,18 +49,23 @@ public final class ExchangeSession {
         /// The discovery session ids of the dialer and the listener (empty with --listen/--peer).
         public var dialerID: [UInt8]
         public var listenerID: [UInt8]
+        /// A pairing of a table (`--table`, §5.7): bound into CI, so a table member and a
+        /// pairwise `--code` run never share a generator.
+        public var table: Bool
 
-        public init(code: ExchangeCode, dialerID: [UInt8] = [], listenerID: [UInt8] = []) {
+        public init(code: ExchangeCode, dialerID: [UInt8] = [], listenerID: [UInt8] = [], table: Bool = false) {
             self.code = code
             self.dialerID = dialerID
             self.listenerID = listenerID
+            self.table = table
         }
 
         /// CI: `lv_cat("meishi-cpace-v1", "dialer", "listener", N)`, then, after discovery, the
-        /// dialer's and the listener's session ids (§5.6).
+        /// dialer's and the listener's session ids (§5.6), then `"table"` at a table (§5.7).
         var channelID: [UInt8] {
             var parts = [Array("meishi-cpace-v1".utf8), Array("dialer".utf8), Array("listener".utf8), Array(String(code.nameplate).utf8)]
             if !dialerID.isEmpty || !listenerID.isEmpty { parts += [dialerID, listenerID] }
+            if table { parts.append(Array("table".utf8)) }
             return CPace.lengthValueConcatenation(parts)
         }
     }

@@ -25,19 +25,24 @@ public struct Announcement: Equatable, Sendable {
     /// A newcomer's request: whoever hears it announces at once instead of at its next tick
     /// (as an mDNS query does), so a pair meets in milliseconds.
     public var wantsAnswer = false
+    /// A member of a table (`exchange --table`, §5.7): it pairs with every member announcing the
+    /// same N, never with a pairwise `--code` run. Only with a code number.
+    public var table = false
 
     public init(sessionID: [UInt8], port: UInt16, nameplate: UInt16? = nil, alias: String? = nil,
-                wantsAnswer: Bool = false) {
+                wantsAnswer: Bool = false, table: Bool = false) {
+        precondition(!table || nameplate != nil, "a table announces its code's number")
         self.sessionID = sessionID
         self.port = port
         self.nameplate = nameplate
         self.alias = alias
         self.wantsAnswer = wantsAnswer
+        self.table = table
     }
 
     /// The same peer says the same thing (whether it asks for an answer aside).
     public static func == (a: Announcement, b: Announcement) -> Bool {
-        a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.nameplate == b.nameplate
+        a.sessionID == b.sessionID && a.port == b.port && a.alias == b.alias && a.nameplate == b.nameplate && a.table == b.table
     }
 
     /// Whether the peer announces the same rendezvous number as `code`.
@@ -49,6 +54,7 @@ public struct Announcement: Equatable, Sendable {
         if nameplate != nil { flags |= 1 }
         if alias != nil { flags |= 2 }
         if wantsAnswer { flags |= 4 }
+        if table { flags |= 8 }
         out.append(flags)
         if let nameplate { out += [UInt8(nameplate >> 8), UInt8(nameplate & 0xFF)] }
         if let alias {
@@ -66,8 +72,10 @@ public struct Announcement: Equatable, Sendable {
         port = UInt16(bytes[21]) << 8 | UInt16(bytes[22])
         guard port != 0 else { return nil }
         let flags = bytes[23]
-        guard flags & ~7 == 0 else { return nil }
+        // Bit 3 (a table) only with bit 0 (the code's number): a table is named by it.
+        guard flags & ~15 == 0, flags & 8 == 0 || flags & 1 != 0 else { return nil }
         wantsAnswer = flags & 4 != 0
+        table = flags & 8 != 0
         var i = 24
         if flags & 1 != 0 {
             guard bytes.count >= i + 2 else { return nil }
@@ -114,6 +122,11 @@ public struct DiscoveredPeer: Equatable, Sendable {
     /// The address as people read it.
     public var host: String { address.ipAddress ?? "?" }
 
+    /// The address people read best: its IPv4 one when heard on both families.
+    public var readableHost: String {
+        (addresses.first { if case .v4 = $0 { true } else { false } } ?? address).ipAddress ?? "?"
+    }
+
     /// The peer's TCP endpoint: its address with the announced port.
     public var tcpAddress: SocketAddress {
         var a = address
@@ -143,6 +156,8 @@ public final class Discovery: Sendable {
     private let receivers: [Datagrams]
     private let senders: [(Channel, SocketAddress)]
     private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
+    /// Every peer ever recorded in this run, as first recorded (a table reports those it never paired with).
+    private let everHeard = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
     private let announcement: [UInt8]
     /// The same announcement asking to be answered at once: the first burst sends it.
     private let query: [UInt8]
@@ -151,12 +166,13 @@ public final class Discovery: Sendable {
     private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
-    public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?,
+    public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?, table: Bool = false,
                              log: @escaping @Sendable (String) -> Void) async throws(ExchangeFailure) -> Discovery {
         let sessionID = SecureRandom.bytes(16)
         let nameplate = code.map { UInt16($0.nameplate) }
-        let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias).encoded
-        let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, wantsAnswer: true).encoded
+        let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, table: table).encoded
+        let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, wantsAnswer: true,
+                                 table: table).encoded
         let all: [NIONetworkDevice]
         do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
         if let interface {
@@ -318,6 +334,9 @@ public final class Discovery: Sendable {
         }
     }
 
+    /// Every peer recorded since `begin`, expired or not.
+    public var heardSoFar: [DiscoveredPeer] { everHeard.withLockedValue { Array($0.values) } }
+
     /// Background work between `begin` and `stop`.
     private let background = NIOLockedValueBox<(ticker: RepeatedTask?, tasks: [Task<Void, Never>])>((nil, []))
 
@@ -332,7 +351,7 @@ public final class Discovery: Sendable {
             if n < 3 || n % 4 == 0 { announce(asking: n < 3) }
         }
         let tasks = receivers.map { receiver in
-            Task { [peers, doorbell] in
+            Task { [peers, everHeard, doorbell] in
                 do {
                     try await receiver.executeThenClose { inbound, _ in
                         for try await envelope in inbound {
@@ -341,9 +360,11 @@ public final class Discovery: Sendable {
                             guard let a = Announcement(bytes), a.sessionID != own,
                                   envelope.remoteAddress.ipAddress != nil else { continue }
                             let now = ExchangeTransport.now()
-                            peers.withLockedValue { p in
+                            let recorded = peers.withLockedValue { p in
                                 Self.record(a, from: envelope.remoteAddress, now: now, in: &p)
+                                return p[Hex.encode(a.sessionID)]
                             }
+                            if let recorded { everHeard.withLockedValue { h in h[Hex.encode(a.sessionID)] = h[Hex.encode(a.sessionID)] ?? recorded } }
                             doorbell.continuation.yield(())
                             if a.wantsAnswer { self.answer(now: now) }
                         }
@@ -377,12 +398,16 @@ public final class Discovery: Sendable {
 
     /// Stops listening. The other side may not have heard us yet (a lost datagram), so
     /// announcements go on for 4 s in the background while the TCP exchange runs, then the
-    /// senders close.
-    public func stop() async {
+    /// senders close. Without `linger` (a table that ended: its code is spent) they close at once.
+    public func stop(linger: Bool = true) async {
         let (ticker, tasks) = background.withLockedValue { b in defer { b = (nil, []) }; return b }
         ticker?.cancel()
         for receiver in receivers { try? await receiver.channel.close() }
         for t in tasks { await t.value }
+        guard linger else {
+            for s in senders { try? await s.0.close() }
+            return
+        }
         announce()
         let loop = receivers[0].channel.eventLoop
         let senders = self.senders

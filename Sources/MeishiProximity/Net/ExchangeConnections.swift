@@ -161,50 +161,25 @@ public enum ExchangeTransport {
             }
         }
         do {
-            try await channel.executeThenClose { inbound in
-                await withDiscardingTaskGroup { group in
-                    do {
-                        for try await accepted in inbound {
-                            guard let connection = accepted.take() else { continue }
-                            let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
-                            if guardian.isBanned(address, now: now()) {
-                                quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
-                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
-                                continue
-                            }
-                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
-                                quietFailures.record("cut a connection from \(why)", now: now())
-                            }) else {
-                                try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
-                                continue
-                            }
-                            open.withLockedValue { $0[slot] = connection.channel }
-                            group.addTask {
-                                defer {
-                                    claim.release(slot)
-                                    open.withLockedValue { $0[slot] = nil }
-                                    slots.release(slot)
-                                }
-                                let session = participant.session(.listener)
-                                let attempt: Result<ExchangeResult, ExchangeFailure>
-                                do throws(ExchangeFailure) {
-                                    let claiming = claim.participant(participant, slot: slot) { slots.greeted(slot) }
-                                    attempt = .success(try await run(session, on: connection, participant: claiming, stepTimeout: stepTimeout,
-                                                                     address: address, budget: budget,
-                                                                     expectIntroduction: onlySessions.map { ($0.own, $0.peers) }))
-                                } catch {
-                                    attempt = .failure(error)
-                                }
-                                if outcome.withLockedValue({ $0 == nil }) { settle(attempt, session: session, address: address) }
-                            }
-                        }
-                    } catch {}
-                    // The run is decided or its time is up: what is still in progress ends now,
-                    // except the session past its handshake (a person may be answering).
-                    let held = claim.holder
-                    for (slot, c) in open.withLockedValue({ $0 }) where slot != held || outcome.withLockedValue({ $0 != nil }) {
-                        c.close(promise: nil)
-                    }
+            try await accept(channel, guardian: guardian, quietFailures: quietFailures, slots: slots, open: open) { connection, address, slot in
+                defer { claim.release(slot) }
+                let session = participant.session(.listener)
+                let attempt: Result<ExchangeResult, ExchangeFailure>
+                do throws(ExchangeFailure) {
+                    let claiming = claim.participant(participant, slot: slot) { slots.greeted(slot) }
+                    attempt = .success(try await run(session, on: connection, participant: claiming, stepTimeout: stepTimeout,
+                                                     address: address, budget: budget,
+                                                     expectIntroduction: onlySessions.map { ($0.own, $0.peers) }))
+                } catch {
+                    attempt = .failure(error)
+                }
+                if outcome.withLockedValue({ $0 == nil }) { settle(attempt, session: session, address: address) }
+            } afterwards: {
+                // The run is decided or its time is up: what is still in progress ends now,
+                // except the session past its handshake (a person may be answering).
+                let held = claim.holder
+                for (slot, c) in open.withLockedValue({ $0 }) where slot != held || outcome.withLockedValue({ $0 != nil }) {
+                    c.close(promise: nil)
                 }
             }
         } catch {
@@ -212,6 +187,45 @@ public enum ExchangeTransport {
         }
         if let decided = outcome.withLockedValue({ $0 }) { return try decided.get() }
         throw .timedOut("no peer completed an exchange")
+    }
+
+    /// The accept loop of a listener (§5.4): each connection accepted, unless its address is
+    /// banned or its slots are full, is served at once by `serveOne` (its address and slot) in a
+    /// task of its own, until the listener closes; then `afterwards` runs while they still may.
+    static func accept(_ channel: NIOAsyncChannel<Accepted, Never>, guardian: PeerGuard, quietFailures: FailureSummary,
+                       slots: ConnectionSlots, open: NIOLockedValueBox<[Int: Channel]>,
+                       serveOne: @escaping @Sendable (Connection, String, Int) async -> Void,
+                       afterwards: @escaping @Sendable () -> Void) async throws {
+        try await channel.executeThenClose { inbound in
+            await withDiscardingTaskGroup { group in
+                do {
+                    for try await accepted in inbound {
+                        guard let connection = accepted.take() else { continue }
+                        let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                        if guardian.isBanned(address, now: now()) {
+                            quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
+                            try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
+                            continue
+                        }
+                        guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
+                            quietFailures.record("cut a connection from \(why)", now: now())
+                        }) else {
+                            try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
+                            continue
+                        }
+                        open.withLockedValue { $0[slot] = connection.channel }
+                        group.addTask {
+                            defer {
+                                open.withLockedValue { $0[slot] = nil }
+                                slots.release(slot)
+                            }
+                            await serveOne(connection, address, slot)
+                        }
+                    }
+                } catch {}
+                afterwards()
+            }
+        }
     }
 
     /// Connects to `host:port` and runs the exchange as the dialer. A refused connection is

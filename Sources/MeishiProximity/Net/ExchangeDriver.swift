@@ -27,7 +27,8 @@ extension ExchangeTransport {
         if let ids = expectIntroduction { session.introduction = .expect(own: ids.own, candidates: ids.candidates) }
         // A try taken from `budget` before the first frame that reveals a code sample (§5.4).
         var holdsTry = false
-        defer { if holdsTry { budget?.settle() } }
+        var completed = false
+        defer { if holdsTry { budget?.settle(completed: completed) } }
         do {
             return try await connection.executeThenClose { inbound, outbound in
                 // Every input but the signed card and work done (given back at once) arrives on one
@@ -91,7 +92,9 @@ extension ExchangeTransport {
                             do { try await outbound.write(ByteBuffer(bytes: FrameCodec.encode(body))) } catch { sendFailed = error }
                         case .spendGuess:
                             guard let budget else { continue }
-                            guard budget.reserve() else { throw ExchangeFailure.tooManyGuesses(budget.spent) }
+                            guard budget.givesBack ? await budget.reserveWaiting() : budget.reserve() else {
+                                throw ExchangeFailure.tooManyGuesses(budget.spent)
+                            }
                             holdsTry = true
                         case .askPerson(let digits):
                             // The person may take a while: the peer's frames are still taken in, and its
@@ -118,6 +121,7 @@ extension ExchangeTransport {
                         case .trace(let line):
                             participant.trace(line)
                         case .finish(.exchanged(let card, let confirmation, let phases)):
+                            completed = true
                             return ExchangeResult(peerCard: card, confirmation: confirmation, peerAddress: address, phases: phases)
                         case .finish(.failed(let failure)):
                             // A question still open is withdrawn (the application drops its prompt)

@@ -57,7 +57,8 @@ public enum Rendezvous {
                 let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
                 chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
                     let (alive, dead) = checked.withLockedValue { $0 }
-                    let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
+                    // A table's members pair among themselves (§5.7): not a peer of a pairwise run.
+                    let peers = heard.filter { !dead.contains($0.announcement.sessionID) && !$0.announcement.table }
                     if code == nil, now - start >= window, peers.count > 1 {
                         let new = peers.filter { !alive.contains($0.announcement.sessionID) }
                         if !new.isEmpty {
@@ -142,7 +143,7 @@ public enum Rendezvous {
                                budget: GuessBudget) async -> Result<ExchangeResult, ExchangeFailure> {
         let own = discovery.sessionID
         @Sendable func candidates() -> [DiscoveredPeer] {
-            discovery.currentPeers(now: ExchangeTransport.now()).filter { $0.announcement.matches(code: code) }
+            discovery.currentPeers(now: ExchangeTransport.now()).filter { $0.announcement.matches(code: code) && !$0.announcement.table }
         }
         let remaining = max(1, deadline - ExchangeTransport.now())
         return await withTaskGroup(of: Result<ExchangeResult, ExchangeFailure>.self) { group in
