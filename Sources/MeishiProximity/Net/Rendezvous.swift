@@ -295,6 +295,9 @@ public enum ExchangeEndpoint: Sendable {
     /// Find the peer by multicast: by the code's N when the participant has a code, else the one
     /// other peer announcing; `pick` may choose among several (nil: nobody chose).
     case discover(alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
+    /// Meet through a magic-wormhole mailbox server by the code's nameplate and run the session
+    /// through its transit relay (docs/PROTOCOL.md §5.7); needs a code.
+    case relay(RelayServers)
 }
 
 extension ExchangeTransport {
@@ -319,6 +322,9 @@ extension ExchangeTransport {
             return try await Rendezvous.exchange(alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
                                                  stepTimeout: step, pick: pick, participant: participant, budget: budget,
                                                  listening: listening)
+        case .relay(let servers):
+            return try await Relay.exchange(servers, timeoutSeconds: timeoutSeconds, stepTimeout: step, participant: participant,
+                                            budget: budget, listening: listening)
         }
     }
 }
