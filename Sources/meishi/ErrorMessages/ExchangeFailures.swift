@@ -9,7 +9,8 @@ extension MeishiFailure {
         case .ambiguous:
             self.init(text, hint: "agree on a code and run 'meishi exchange --code CODE' on both sides", status: .unavailable)
         case .noPeer:
-            self.init(text, hint: "is the other side running 'meishi exchange'? if multicast is blocked, use --listen and --peer HOST:PORT",
+            self.init(text, hint: "is the other side running 'meishi exchange'? if the network keeps devices apart, both add --code CODE --relay "
+                      + "(through magic-wormhole's servers), or use --listen and --peer HOST:PORT",
                       status: .timedOut)
         case .noSuchInterface(_, let available):
             self.init(text, hint: "interfaces here: \(available.joined(separator: ", "))", status: .usage)
