@@ -5,6 +5,7 @@ import Testing
 /// in a temporary directory on loopback or in a namespace, for `meishi exchange --relay`.
 final class WormholeServers {
     static var twist: String { Fixtures.root.appendingPathComponent(".venv/bin/twist").path }
+    static var wormhole: String { Fixtures.root.appendingPathComponent(".venv/bin/wormhole").path }
     static var available: Bool {
         guard FileManager.default.isExecutableFile(atPath: twist) else { return false }
         // Both plugins must be installed: `twist --help` lists them.
@@ -223,6 +224,61 @@ final class WormholeServers {
         #expect(try Self.contactCount(mei) == 0)
     }
 
+    /// Someone on the mailbox who claims the code's nameplate first (here a meishi with a guessed
+    /// code; the server itself could do the same) becomes the peer of one CPace run: one guess, and
+    /// the honest side's run ends with nothing stored on either side.
+    @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
+    func aStrangerWhoClaimsTheNameplateFirstGetsOneGuessAndNothingElse() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let eve = try CLI.withCard(name: "Eve Mallory", email: "eve@example.org")
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let attacker = try Self.start(eve, ["--code", "8-guess-ankle", "--yes", "--timeout", "120"] + servers.arguments)
+        let until = Date().addingTimeInterval(60)
+        while !servers.log("mailbox.log").contains("meishi.example/exchange-v1"), Date() < until, attacker.0.isRunning {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let honest = Self.finish(try Self.start(mei, ["--code", "8-tulip-anchor", "--yes", "--timeout", "120"] + servers.arguments))
+        let guessed = Self.finish(attacker)
+        #expect(honest.status == 65 && honest.stderr.contains("codes do not match"), "\(honest.stderr)")
+        #expect(guessed.status == 65, "\(guessed.stderr)")
+        #expect(try Self.contactCount(mei) == 0 && Self.contactCount(eve) == 0)
+    }
+
+    /// The real `wormhole` client sends a text and meishi pairs, on the same mailbox server at the
+    /// same time and the same nameplate number, each on its own appid: neither disturbs the other.
+    @Test(.enabled(if: WormholeServers.available && FileManager.default.isExecutableFile(atPath: WormholeServers.wormhole),
+                   "skipped: magic-wormhole and its servers are not in .venv (make bench installs them)"))
+    func wormholeAndMeishiShareTheServersWithoutMeeting() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        func wormhole(_ args: [String]) throws -> (Process, Pipe, Pipe) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: WormholeServers.wormhole)
+            p.arguments = ["--relay-url", servers.relayURL, "--transit-helper", servers.transitAddress] + args
+            p.currentDirectoryURL = URL(fileURLWithPath: servers.directory)
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            return (p, out, err)
+        }
+        let text = "hello from magic-wormhole, not for meishi"
+        let send = try wormhole(["send", "--code", "7-tulip-anchor", "--text", text])
+        let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments)
+        let receive = try wormhole(["receive", "--accept-file", "7-tulip-anchor"])
+        let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments)
+        let ra = Self.finish(a), rb = Self.finish(b), sent = Self.finish(send), received = Self.finish(receive)
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
+        #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect((rb.json["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
+        #expect(sent.status == 0 && received.status == 0, "\(sent.stderr)\n\(received.stderr)")
+        #expect(received.stdout.contains(text), "\(received.stdout)\n\(received.stderr)")
+    }
+
     @Test func anUnreachableMailboxSaysSoWithAHint() throws {
         let mei = try CLI.withCard()
         let port = WormholeServers.freePort()
@@ -287,10 +343,15 @@ final class WormholeServers {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         // Without --relay nobody is found (the isolation is real) …
-        let lanA = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--timeout", "4"], in: "rly1")
-        let lanB = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--timeout", "4"], in: "rly2")
+        let lanA = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly1")
+        let lanB = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly2")
         let la = Self.finish(lanA), lb = Self.finish(lanB)
         #expect(la.status != 0 && lb.status != 0, "\(la.stderr)\n\(lb.stderr)")
+        // … and each says so, naming the way out.
+        for r in [la, lb] {
+            #expect(r.stderr.contains("meishi: nobody found on this network (is the Wi-Fi keeping devices apart?): both run with --code CODE --relay"),
+                    "\(r.stderr)")
+        }
         // … with it, the exchange completes.
         let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "rly1")
         let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "rly2")

@@ -13,6 +13,8 @@ import NIOPosix
 public enum Rendezvous {
     /// How long to listen to announcements before deciding that exactly one peer is there.
     public static let window: Double = 1.0
+    /// Seconds of hearing nobody after which a run says so and names the way out (`--relay`).
+    public static let quietAfter: Double = 5.0
     /// How long a dialer keeps retrying a refused connection: a discovered peer bound its listener
     /// before it announced, so a refusal means a stale or forged announcement; move on soon.
     static let dialWait: TimeAmount = .seconds(1)
@@ -46,9 +48,14 @@ public enum Rendezvous {
         // announced port: a forged announcement (an alias copied) is dropped, not a reason to stop.
         let checked = NIOLockedValueBox<(alive: Set<[UInt8]>, dead: Set<[UInt8]>)>(([], []))
         var chosen: DiscoveredPeer?
+        // Said once when discovery has heard nobody for `quietAfter` seconds (issue 25).
+        let saidQuiet = NIOLockedValueBox(false)
         while true {
             let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
-            chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
+            chosen = await discovery.waitForChoice(until: deadline, alsoAt: [start + quietAfter] + (code == nil ? [start + window] : [])) { heard, now in
+                if heard.isEmpty, now - start >= quietAfter, saidQuiet.withLockedValue({ s in defer { s = true }; return !s }) {
+                    participant.log("nobody found on this network (is the Wi-Fi keeping devices apart?): both run with --code CODE --relay")
+                }
                 let (alive, dead) = checked.withLockedValue { $0 }
                 let peers = heard.filter { !dead.contains($0.announcement.sessionID) }
                 if code == nil, now - start >= window, peers.count > 1 {
