@@ -116,15 +116,17 @@ final class WormholeServers {
 @Suite(.serialized) struct RelayExchangeTests {
     /// Runs `meishi exchange` in `cli`'s home, optionally in namespace `ns`.
     static func start(_ cli: CLI, _ args: [String], in ns: String? = nil) throws -> (Process, Pipe, Pipe) {
+        try launch([CLI.binary, "--home", cli.home, "exchange"] + args, in: ns)
+    }
+
+    /// Starts `command` (in namespace `ns`, in `directory`) without MEISHI_RELAY/MEISHI_TRANSIT,
+    /// its output on pipes and no input.
+    static func launch(_ command: [String], in ns: String? = nil, directory: String? = nil) throws -> (Process, Pipe, Pipe) {
         let p = Process()
-        let command = [CLI.binary, "--home", cli.home, "exchange"] + args
-        if let ns {
-            p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-            p.arguments = ["netns", "exec", ns] + command
-        } else {
-            p.executableURL = URL(fileURLWithPath: command[0])
-            p.arguments = Array(command.dropFirst())
-        }
+        let full = ns.map { ["/usr/sbin/ip", "netns", "exec", $0] + command } ?? command
+        p.executableURL = URL(fileURLWithPath: full[0])
+        p.arguments = Array(full.dropFirst())
+        if let directory { p.currentDirectoryURL = URL(fileURLWithPath: directory) }
         var env = ProcessInfo.processInfo.environment
         env["MEISHI_PASSPHRASE"] = nil
         env["MEISHI_RELAY"] = nil
@@ -145,6 +147,19 @@ final class WormholeServers {
         return CLI.Result(status: p.0.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 
+    /// Two homes with the typical cards of two people.
+    static func meiAndKen() throws -> (CLI, CLI) {
+        (try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org"), try CLI.withCard(name: "Ken Sato", email: "ken@example.org"))
+    }
+
+    /// Waits until the mailbox server has heard from meishi (its log names meishi's appid), or `process` ended.
+    static func waitUntilOnTheMailbox(_ servers: WormholeServers, _ process: Process) {
+        let until = Date().addingTimeInterval(60)
+        while !servers.log("mailbox.log").contains("meishi.example/exchange-v1"), Date() < until, process.isRunning {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
     static func contactCount(_ cli: CLI) throws -> Int {
         let r = try cli("contacts", "list", "--json")
         let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
@@ -155,8 +170,7 @@ final class WormholeServers {
     func twoHomesExchangeThroughTheServersWhichHoldNoCardNameOrNote() throws {
         let servers = try WormholeServers()
         defer { servers.stop() }
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (mei, ken) = try Self.meiAndKen()
         let note = "see you at the sprint, room 7B"
         let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120", "--message", note] + servers.arguments)
         let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments)
@@ -184,8 +198,7 @@ final class WormholeServers {
     func aWrongCodeFailsOnBothSidesAndStoresNothing() throws {
         let servers = try WormholeServers()
         defer { servers.stop() }
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (mei, ken) = try Self.meiAndKen()
         let a = try Self.start(mei, ["--code", "9-tulip-anchor", "--yes", "--timeout", "120"] + servers.arguments)
         let b = try Self.start(ken, ["--code", "9-tulip-ankle", "--yes", "--timeout", "120"] + servers.arguments)
         let ra = Self.finish(a), rb = Self.finish(b)
@@ -213,10 +226,7 @@ final class WormholeServers {
         let mei = try CLI.withCard()
         let a = try Self.start(mei, ["--code", "12-tulip-anchor", "--yes", "--timeout", "120", "--verbose"] + servers.arguments)
         // Kill the mailbox once meishi has claimed the nameplate (its log says so).
-        let until = Date().addingTimeInterval(60)
-        while !servers.log("mailbox.log").contains("meishi.example/exchange-v1"), Date() < until, a.0.isRunning {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        Self.waitUntilOnTheMailbox(servers, a.0)
         servers.stopMailbox()
         let r = Self.finish(a)
         #expect(r.status == 69, "\(r.stderr)")
@@ -234,10 +244,7 @@ final class WormholeServers {
         let eve = try CLI.withCard(name: "Eve Mallory", email: "eve@example.org")
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let attacker = try Self.start(eve, ["--code", "8-guess-ankle", "--yes", "--timeout", "120"] + servers.arguments)
-        let until = Date().addingTimeInterval(60)
-        while !servers.log("mailbox.log").contains("meishi.example/exchange-v1"), Date() < until, attacker.0.isRunning {
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        Self.waitUntilOnTheMailbox(servers, attacker.0)
         let honest = Self.finish(try Self.start(mei, ["--code", "8-tulip-anchor", "--yes", "--timeout", "120"] + servers.arguments))
         let guessed = Self.finish(attacker)
         #expect(honest.status == 65 && honest.stderr.contains("codes do not match"), "\(honest.stderr)")
@@ -252,19 +259,10 @@ final class WormholeServers {
     func wormholeAndMeishiShareTheServersWithoutMeeting() throws {
         let servers = try WormholeServers()
         defer { servers.stop() }
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (mei, ken) = try Self.meiAndKen()
         func wormhole(_ args: [String]) throws -> (Process, Pipe, Pipe) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: WormholeServers.wormhole)
-            p.arguments = ["--relay-url", servers.relayURL, "--transit-helper", servers.transitAddress] + args
-            p.currentDirectoryURL = URL(fileURLWithPath: servers.directory)
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
-            return (p, out, err)
+            try Self.launch([WormholeServers.wormhole, "--relay-url", servers.relayURL, "--transit-helper", servers.transitAddress] + args,
+                            directory: servers.directory)
         }
         let text = "hello from magic-wormhole, not for meishi"
         let send = try wormhole(["send", "--code", "7-tulip-anchor", "--text", text])
@@ -340,8 +338,7 @@ final class WormholeServers {
         #expect(try NamespaceExchangeTests.sh(["bridge", "link", "set", "dev", "rlyp2", "isolated", "on"]) == 0)
         let servers = try WormholeServers(namespace: "rly3", host: "10.147.0.3")
         defer { servers.stop() }
-        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
-        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let (mei, ken) = try Self.meiAndKen()
         // Without --relay nobody is found (the isolation is real) …
         let lanA = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly1")
         let lanB = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly2")
