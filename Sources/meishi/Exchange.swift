@@ -106,7 +106,9 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Announce and listen only on this network interface.", valueName: "name"))
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Announce and listen only on this network interface.", discussion:
+        "By default every LAN interface: not Docker or libvirt bridges, VPN tunnels, tun/tap devices or bridge ports (--verbose says which were left out).",
+        valueName: "name"))
     var interfaceName: String?
 
     @Flag(help: ArgumentHelp("Do not ask to compare the code.", discussion:

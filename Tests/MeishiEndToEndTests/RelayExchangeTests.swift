@@ -359,3 +359,30 @@ final class WormholeServers {
         #expect(rb.json["trust"] as? String == "met")
     }
 }
+
+/// Discovery's choice of interfaces on hosts that also carry a Docker-style bridge and a VPN tun
+/// device (issue 25): it announces on the LAN only, says why the others are left out, and pairs.
+@Suite struct DiscoveryInterfaceTests {
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func aDockerStyleBridgeAndATunnelAreLeftOut() throws {
+        let teardown = try NamespaceExchangeTests.hosts("dif", 2)
+        defer { teardown() }
+        for i in 1...2 {
+            for command in ["ip -n dif\(i) link add dock0 type bridge", "ip -n dif\(i) addr add 172.17.0.1/16 dev dock0",
+                            "ip -n dif\(i) link set dock0 up", "ip -n dif\(i) tuntap add tun7 mode tun",
+                            "ip -n dif\(i) addr add 10.9.0.\(i)/24 dev tun7", "ip -n dif\(i) link set tun7 up"] {
+                #expect(try NamespaceExchangeTests.sh([command]) == 0, "\(command)")
+            }
+        }
+        let (mei, ken) = try RelayExchangeTests.meiAndKen()
+        let a = try RelayExchangeTests.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "60", "--verbose"], in: "dif1")
+        let b = try RelayExchangeTests.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "60"], in: "dif2")
+        let ra = RelayExchangeTests.finish(a), rb = RelayExchangeTests.finish(b)
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
+        #expect(ra.stderr.contains("meishi: announcing on difh1 ("), "\(ra.stderr)")
+        #expect(ra.stderr.contains("not announcing on dock0: a bridge without a physical port (Docker, libvirt, containers); --interface dock0 would use it"),
+                "\(ra.stderr)")
+        #expect(ra.stderr.contains("not announcing on tun7: a point-to-point link"), "\(ra.stderr)")
+        #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+    }
+}

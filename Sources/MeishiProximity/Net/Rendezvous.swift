@@ -36,7 +36,8 @@ public enum Rendezvous {
         let server = try await ExchangeTransport.bind(host: nil, port: 0)
         let discovery: Discovery
         do {
-            discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log)
+            discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, log: participant.log,
+                                                  trace: participant.trace)
         } catch {
             try? await server.close()
             throw error
