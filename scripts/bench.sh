@@ -374,6 +374,54 @@ else
 fi
 
 echo
+# Issue 25: `exchange --code --relay` through a local mailbox server and transit relay, next to
+# `wormhole send --text` (600 bytes) through the same servers, interleaved run by run. Three
+# namespaces on one bridge: A and B isolated from each other (an access point's client
+# isolation), both reaching C, which runs the servers.
+if [ -x "$PWD/.venv/bin/wormhole" ] && [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v bridge >/dev/null; then
+  echo "## Exchange through magic-wormhole's servers (--relay), A and B isolated, servers on C, vs wormhole send"
+  runs=$(runs 7)
+  v=$PWD/.venv/bin
+  rdir=$out/relay; mkdir -p "$rdir"
+  lock_namespaces
+  scripts/netns.sh down rlb 3; scripts/netns.sh up rlb 3
+  bridge link set dev rlbp1 isolated on; bridge link set dev rlbp2 isolated on
+  (cd "$rdir" && exec ip netns exec rlb3 "$v/twist" wormhole-mailbox --port=tcp:4000 --usage-db=usage.sqlite >"$rdir/mailbox.log" 2>&1) & rmpid=$!
+  (cd "$rdir" && exec ip netns exec rlb3 "$v/twist" transitrelay --port=tcp:4001 >"$rdir/transit.log" 2>&1) & rtpid=$!
+  # Ready when each says it listens.
+  for _ in $(seq 600); do
+    grep -q "starting on 4000" "$rdir/mailbox.log" 2>/dev/null && grep -q "starting on 4001" "$rdir/transit.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  relay=(--relay ws://10.147.0.3:4000/v1 --transit tcp:10.147.0.3:4001)
+  w=("$v/wormhole" --relay-url ws://10.147.0.3:4000/v1 --transit-helper tcp:10.147.0.3:4001)
+  text=$(head -c 450 /dev/urandom | base64 -w0 | head -c 600)
+  : > "$rdir/meishi.txt"; : > "$rdir/wormhole.txt"
+  for i in $(seq $runs); do
+    t0=$(now_ns)
+    ip netns exec rlb1 "$meishi" --home "$ehome/a" exchange --yes --timeout 30 --code "$((100 + i))-bench-anchor" "${relay[@]}" >/dev/null 2>&1 &
+    ip netns exec rlb2 "$meishi" --home "$ehome/b" exchange --yes --timeout 30 --code "$((100 + i))-bench-anchor" "${relay[@]}" >/dev/null 2>&1 || true
+    wait $! || true
+    echo $(( ($(now_ns) - t0) / 1000 )) | awk '{print $1/1000}' >> "$rdir/meishi.txt"
+    t0=$(now_ns)
+    ip netns exec rlb1 "${w[@]}" send --code "$((200 + i))-bench-crossover" --text "$text" >/dev/null 2>&1 &
+    ip netns exec rlb2 "${w[@]}" receive --accept-file "$((200 + i))-bench-crossover" > "$rdir/recv.txt" 2>/dev/null || true
+    wait $! || true
+    echo $(( ($(now_ns) - t0) / 1000 )) | awk '{print $1/1000}' >> "$rdir/wormhole.txt"
+  done
+  kill "$rmpid" "$rtpid" 2>/dev/null || true
+  wait "$rmpid" "$rtpid" 2>/dev/null || true
+  scripts/netns.sh down rlb 3
+  unlock_namespaces
+  rm=$(median_of < "$rdir/meishi.txt"); rw=$(median_of < "$rdir/wormhole.txt")
+  echo "meishi exchange --code --relay (both started -> both saved)   median $rm ms over $runs"
+  echo "wormhole send --text 600 B / receive, same servers             median $rw ms over $runs"
+  awk -v m="$rm" -v w="$rw" 'BEGIN {printf "ratio meishi --relay / wormhole  %.3f   (target: <= 0.5)\n", m/w}'
+else
+  echo "(--relay comparison skipped: needs root, iproute2 and magic-wormhole with its servers in .venv)"
+fi
+
+echo
 scripts/bench-vcard.sh "$meishi"
 fi
 

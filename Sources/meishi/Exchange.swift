@@ -3,6 +3,7 @@ import Foundation
 import MeishiCard
 import MeishiKit
 import MeishiProximity
+import MeishiText
 
 struct Exchange: MeishiCommand {
     static let configuration = CommandConfiguration(
@@ -28,11 +29,16 @@ struct Exchange: MeishiCommand {
             people (you included), Enter or Ctrl-D, or --timeout, listing everyone stored and every pairing \
             that failed. Three failed pairings close the table (exit 76).
 
+            Where the network keeps the two machines apart (client isolation, different networks), both \
+            add --relay to --code: they meet on a magic-wormhole mailbox server by the code's number and \
+            run the same session through its transit relay. Without --relay no server is contacted.
+
             Examples:
               meishi exchange
               meishi exchange --code
               meishi exchange --table 7-tulip-anchor --expect 6
               meishi exchange --event "PyCon JP 2026"
+              meishi exchange --code 7-tulip-anchor --relay
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -73,14 +79,15 @@ struct Exchange: MeishiCommand {
         }
     }
 
-    /// `--code` with no value (last, or followed by another option) asks for a new code: the
-    /// argument parser needs a value, so this gives it an empty one (`CodeArgument.generate`).
+    /// `--code` with no value (last, or followed by another option) asks for a new code, and
+    /// `--relay` with none for the configured or public mailbox server: the argument parser needs
+    /// a value, so this gives each an empty one (`CodeArgument.generate`, `relayServers`).
     static func expandingBareCode(_ arguments: [String]) -> [String] {
         guard arguments.first == "exchange" || arguments.contains("exchange") else { return arguments }
         var out: [String] = []
         for (n, a) in arguments.enumerated() {
             out.append(a)
-            if a == "--code" || a == "--table", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
+            if a == "--code" || a == "--table" || a == "--relay", n + 1 == arguments.count || arguments[n + 1].hasPrefix("-") { out.append("") }
         }
         return out
     }
@@ -104,10 +111,20 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("With --table: end once this many people, you included, are in.", valueName: "n"))
     var expect: Int?
 
+    @Option(help: ArgumentHelp("With --code: meet through a magic-wormhole mailbox server and transit relay (alone: the configured or the public one).",
+                               discussion: "For networks that keep devices apart. Needs the internet (or your own servers); the servers see the code's number, who connects and when, and sizes, never a card or the code's words.",
+                               valueName: "url"))
+    var relay: String?
+
+    @Option(help: ArgumentHelp("With --relay: the transit relay to carry the session (default: the configured or the public one).", valueName: "tcp:host:port"))
+    var transit: String?
+
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Announce and listen only on this network interface.", valueName: "name"))
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Announce and listen only on this network interface.", discussion:
+        "By default every LAN interface: not Docker or libvirt bridges, VPN tunnels, tun/tap devices or bridge ports (--verbose says which were left out).",
+        valueName: "name"))
     var interfaceName: String?
 
     @Flag(help: ArgumentHelp("Do not ask to compare the code.", discussion:
@@ -186,6 +203,23 @@ struct Exchange: MeishiCommand {
             case .badShape: throw ValidationError("\(option) must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or \(option) alone for a new one)")
             }
         }
+        if let relay {
+            guard code != nil else {
+                throw ValidationError("--relay needs --code: nothing else authenticates the peer a server hands over (--code alone makes one up)")
+            }
+            if listen || peer != nil || alias != nil || interfaceName != nil {
+                throw ValidationError("--relay meets through the mailbox server: it does not go with --listen, --peer, --alias or --interface")
+            }
+            if !relay.isEmpty, MailboxURL(relay) == nil {
+                throw ValidationError("--relay must be a mailbox server's URL, ws://HOST[:PORT]/PATH, as in \(RelayServers.defaultMailbox)")
+            }
+        }
+        if let transit {
+            guard relay != nil else { throw ValidationError("--transit goes with --relay") }
+            if TransitAddress(transit) == nil {
+                throw ValidationError("--transit must be tcp:HOST:PORT, as in \(RelayServers.defaultTransit)")
+            }
+        }
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let peer, Self.split(peer) == nil {
@@ -239,6 +273,29 @@ struct Exchange: MeishiCommand {
         return port == ExchangeTransport.defaultPort ? h : "\(h):\(port)"
     }
 
+    /// The servers of `--relay`: each from its flag, else MEISHI_RELAY / MEISHI_TRANSIT, else the
+    /// configuration file, else magic-wormhole's public ones; nil without `--relay`.
+    func relayServers(_ ctx: Context, _ settings: Settings) throws(MeishiFailure) -> RelayServers? {
+        guard let relay else { return nil }
+        func fromEnvironment<T>(_ name: String, _ parse: (String) -> T?, _ what: String, _ example: String) throws(MeishiFailure) -> T? {
+            guard let text = ctx.environment[name], !text.isEmpty else { return nil }
+            guard let value = parse(text) else {
+                throw MeishiFailure("\(name) is not \(what): '\(TerminalText.sanitized(text))'", hint: "as in \(name)=\(example)", status: .usage)
+            }
+            return value
+        }
+        var mailbox: MailboxURL? = MailboxURL(relay)
+        if relay.isEmpty {
+            mailbox = try fromEnvironment("MEISHI_RELAY", { MailboxURL($0) }, "a mailbox server's ws:// URL", RelayServers.defaultMailbox) ?? settings.relay
+        }
+        var transit: TransitAddress? = self.transit.flatMap { TransitAddress($0) }
+        if transit == nil {
+            transit = try fromEnvironment("MEISHI_TRANSIT", { TransitAddress($0) }, "a transit relay's tcp:HOST:PORT", RelayServers.defaultTransit)
+                ?? settings.transit
+        }
+        return RelayServers(mailbox: mailbox ?? MailboxURL(RelayServers.defaultMailbox)!, transit: transit ?? TransitAddress(RelayServers.defaultTransit)!)
+    }
+
     func run(_ ctx: Context) async throws {
         // Flags win over the configuration file, which wins over the defaults.
         let settings = try Settings.load(ctx)
@@ -269,8 +326,10 @@ struct Exchange: MeishiCommand {
         if note != nil, exchangeCode == nil, yes, !json {
             ctx.out.note("the message will not be sent: nobody compares the code (--yes); use --code, or 'meishi send' later")
         }
-        var endpoint = endpoint(alias: alias)
-        session.step(listen ? "listening for the other side over TCP" : peer.map { "dialling \($0)" }
+        let servers = try relayServers(ctx, settings)
+        var endpoint = servers.map { ExchangeEndpoint.relay($0) } ?? endpoint(alias: alias)
+        session.step(servers.map { "meeting the other side through the mailbox server \($0.mailbox), the session through \($0.transit)" }
+                     ?? (listen ? "listening for the other side over TCP" : nil) ?? peer.map { "dialling \($0)" }
                      ?? "discovering the other side by UDP multicast" + (interfaceName.map { " on \($0)" } ?? " on every interface"))
         let yes = self.yes, quiet = json
         let out = ctx.out
@@ -282,7 +341,10 @@ struct Exchange: MeishiCommand {
         let remaining: @Sendable () -> Double = { max(0, deadline.timeIntervalSince(clock())) }
         if case .generate? = code, let exchangeCode {
             out.note("your code: \(exchangeCode) (read it out to the other person)")
-            if !listen { out.note("on the other machine run: meishi exchange --code \(exchangeCode)" + (peer != nil ? " --listen" : "")) }
+            if !listen {
+                out.note("on the other machine run: meishi exchange --code \(exchangeCode)" + (peer != nil ? " --listen" : "")
+                         + (relay.map { $0.isEmpty ? " --relay" : " --relay \($0)" } ?? "") + (transit.map { " --transit \($0)" } ?? ""))
+            }
         }
         if case .discover = endpoint {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { peers in
@@ -330,6 +392,9 @@ struct Exchange: MeishiCommand {
                     }
                     // Again after a lost pairing: "waiting for the other person to confirm…" is over.
                     spinner.stop()
+                    if let servers {
+                        return spinner.start("waiting for the other person on the mailbox server \(servers.mailbox) (--timeout \(timeout.seconds)s)")
+                    }
                     spinner.start(listen || peer == nil
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")
@@ -339,10 +404,10 @@ struct Exchange: MeishiCommand {
             throw error
         }
         spinner.stop()
-        report(outcome, home: session.home, out)
+        report(outcome, home: session.home, relay: servers, out)
     }
 
-    func report(_ o: ExchangeService.Outcome, home: Home, _ out: Console) {
+    func report(_ o: ExchangeService.Outcome, home: Home, relay: RelayServers?, _ out: Console) {
         out.warnConflicts(o.stored)
         let c = o.contact
         if json {
@@ -353,10 +418,12 @@ struct Exchange: MeishiCommand {
                 "store": .string(home.databasePath), "contact": CardRendering.json(c),
                 "commonFriends": o.commonFriends.map(Self.json) ?? .null,
                 "messages": o.messages.map(MessageWording.json) ?? .null,
+                "relay": relay.map { .object(["mailbox": .string("\($0.mailbox)"), "transit": .string("\($0.transit)")]) } ?? .null,
             ]))
             return
         }
         defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.who(c), out) } }
+        if let relay { out.note("exchanged through the transit relay \(relay.transit)") }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
         if let replaced = CardRendering.replacement(c) { out.line(replaced) }

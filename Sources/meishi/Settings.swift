@@ -25,9 +25,13 @@ struct Settings: Sendable {
     var remember: DurationArgument?
     /// `event`: --event of exchange, scan and contacts add.
     var event: String?
+    /// `relay`: the mailbox server of `exchange --relay` without a URL.
+    var relay: MailboxURL?
+    /// `transit`: --transit of exchange.
+    var transit: TransitAddress?
 
     /// The keys, as the man page lists them.
-    static let keys = ["alias", "event", "fields", "friends", "level", "remember", "timeout"]
+    static let keys = ["alias", "event", "fields", "friends", "level", "relay", "remember", "timeout", "transit"]
 
     /// The file's path for an environment: $XDG_CONFIG_HOME/meishi/config when XDG_CONFIG_HOME is
     /// absolute (the XDG base directory rule), else ~/.config/meishi/config; nil without a home.
@@ -112,6 +116,12 @@ struct Settings: Sendable {
             case "event":
                 guard Meeting.isValidEvent(text) else { throw bad("must be 1 to \(Meeting.maximumEventBytes) bytes of text on one line") }
                 event = text
+            case "relay":
+                guard let v = MailboxURL(text) else { throw bad("must be a mailbox server's ws://HOST[:PORT]/PATH URL") }
+                relay = v
+            case "transit":
+                guard let v = TransitAddress(text) else { throw bad("must be a transit relay's tcp:HOST:PORT") }
+                transit = v
             default:
                 preconditionFailure("key '\(entry.key)' is listed in Settings.keys but not read")
             }
@@ -119,7 +129,8 @@ struct Settings: Sendable {
     }
 
     private static func example(_ key: String) -> String {
-        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh", "remember": "15m", "event": "PyCon JP 2026"][key] ?? "…"
+        ["level": "public", "fields": "name,email", "alias": "Mei", "timeout": "2m", "friends": "ecdh", "remember": "15m", "event": "PyCon JP 2026",
+         "relay": "ws://relay.magic-wormhole.io:4000/v1", "transit": "tcp:transit.magic-wormhole.io:4001"][key] ?? "…"
     }
 
     private static func failure(_ path: String, _ line: Int, _ message: String, hint: String) -> MeishiFailure {

@@ -2,6 +2,7 @@ import Testing
 import MeishiCard
 import MeishiCrypto
 import MeishiKit
+import MeishiProximity
 import MeishiQR
 import MeishiStore
 @testable import meishi
@@ -44,6 +45,24 @@ import MeishiStore
             #expect(!f.message.isEmpty && !f.message.contains("\n") && !f.message.hasSuffix("."), "\(e): \(f.message)")
             #expect(f.hint.map { !$0.isEmpty && !$0.contains("\n") && !$0.hasSuffix(".") } ?? true, "\(e): \(f.hint ?? "")")
             #expect(f.status != .ok, "\(e)")
+        }
+    }
+
+    /// `--relay`: each failure of the mailbox server or the transit relay is one line with a hint,
+    /// and the exit status says which kind it was.
+    @Test func everyRelayFailureIsWordedWithAHintAndItsStatus() {
+        let cases: [(RelayFailure, meishi.ExitStatus)] = [
+            (.mailboxUnreachable("cannot connect to ws://a:1/v1: connection refused"), .unavailable),
+            (.notAMailbox("ws://a:1/v1 did not accept a WebSocket"), .unavailable), (.refusedByMailbox("x\u{1B}"), .unavailable),
+            (.mailboxLost("it closed the connection before the other side came"), .unavailable), (.nameplateTaken(7), .protocolError),
+            (.peerNeverCame(7), .timedOut), (.peerNotMeishi, .protocolError), (.transitUnreachable("no route to that host"), .unavailable),
+            (.transitRefused("it answered 'impatient'"), .unavailable),
+        ]
+        for (r, status) in cases {
+            let f = MeishiFailure(ExchangeFailure.relay(r))
+            #expect(!f.message.contains("\n") && !f.message.hasSuffix(".") && !f.message.contains("\u{1B}"), "\(r): \(f.message)")
+            #expect(f.hint.map { !$0.isEmpty && !$0.contains("\n") } ?? false, "\(r)")
+            #expect(f.status == status, "\(r)")
         }
     }
 }

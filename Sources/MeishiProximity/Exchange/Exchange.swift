@@ -91,5 +91,7 @@ public enum ExchangeFailure: Error, Sendable {
     case declinedLocally
     case connectionLost(ConnectionLoss)
     case io(String)
+    /// The mailbox server or the transit relay (`--relay`) failed before the session could run.
+    case relay(RelayFailure)
 }
 

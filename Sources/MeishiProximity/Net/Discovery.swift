@@ -166,8 +166,11 @@ public final class Discovery: Sendable {
     private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
+    /// Without `interface`, only LAN interfaces are used (`InterfaceRules`); `trace` says which
+    /// were left out and why.
     public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?, table: Bool = false,
-                             log: @escaping @Sendable (String) -> Void) async throws(ExchangeFailure) -> Discovery {
+                             log: @escaping @Sendable (String) -> Void,
+                             trace: @escaping @Sendable (String) -> Void = { _ in }) async throws(ExchangeFailure) -> Discovery {
         let sessionID = SecureRandom.bytes(16)
         let nameplate = code.map { UInt16($0.nameplate) }
         let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, table: table).encoded
@@ -180,7 +183,18 @@ public final class Discovery: Sendable {
             guard !named.isEmpty else { throw .noSuchInterface(interface, available: Set(all.map(\.name)).sorted()) }
             guard named.contains(where: \.multicastSupported) else { throw .interfaceCannotMulticast(interface) }
         }
-        let usable = all.filter { d in d.multicastSupported && interface.map { d.name == $0 } ?? true }
+        var usable = all.filter { d in d.multicastSupported && interface.map { d.name == $0 } ?? true }
+        var leftOut: [String: String] = [:]
+        if interface == nil {
+            usable = usable.filter { d in
+                guard let facts = InterfaceRules.facts(d.name), let why = InterfaceRules.exclusion(facts) else { return true }
+                leftOut[d.name] = why
+                return false
+            }
+            for (name, why) in leftOut.sorted(by: { $0.key < $1.key }) {
+                trace("not announcing on \(name): \(why); --interface \(name) would use it")
+            }
+        }
         let v4 = usable.filter { if case .v4? = $0.address { true } else { false } }
         let v6 = usable.filter { d in
             guard case .v6(let a)? = d.address else { return false }
@@ -188,7 +202,9 @@ public final class Discovery: Sendable {
             return b[0] == 0xFE && b[1] & 0xC0 == 0x80  // link-local fe80::/10
         }
         guard !v4.isEmpty || !v6.isEmpty else {
-            throw .unreachable(interface.map { "no usable interface named \($0)" } ?? "no network interface supports multicast")
+            throw .unreachable(interface.map { "no usable interface named \($0)" }
+                               ?? (leftOut.isEmpty ? "no network interface supports multicast"
+                                   : "no LAN interface to announce on (left out: \(leftOut.keys.sorted().joined(separator: ", ")); name one with --interface)"))
         }
         let group = MultiThreadedEventLoopGroup.singleton
         var receivers: [Datagrams] = []

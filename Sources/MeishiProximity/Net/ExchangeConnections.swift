@@ -281,6 +281,20 @@ public enum ExchangeTransport {
         }
     }
 
+    public static func describe(_ r: RelayFailure) -> String {
+        switch r {
+        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
+        case .notAMailbox(let w): w
+        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
+        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
+        case .mailboxLost(let w): "lost the mailbox server: \(w)"
+        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
+        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
+        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
+        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
+        }
+    }
+
     /// The errno behind a socket error, when there is one.
     static func errno(of error: any Error) -> CInt? {
         if let e = error as? IOError { return e.errnoCode }
@@ -319,6 +333,7 @@ public enum ExchangeTransport {
         case .declinedLocally: "the code was not confirmed"
         case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w
+        case .relay(let r): describe(r)
         }
     }
 }

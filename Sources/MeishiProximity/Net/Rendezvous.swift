@@ -13,6 +13,8 @@ import NIOPosix
 public enum Rendezvous {
     /// How long to listen to announcements before deciding that exactly one peer is there.
     public static let window: Double = 1.0
+    /// Seconds of hearing nobody after which a run says so and names the way out (`--relay`).
+    public static let quietAfter: Double = 5.0
     /// How long a dialer keeps retrying a refused connection: a discovered peer bound its listener
     /// before it announced, so a refusal means a stale or forged announcement; move on soon.
     static let dialWait: TimeAmount = .seconds(1)
@@ -36,7 +38,8 @@ public enum Rendezvous {
         let port = server.port
         let discovery: Discovery
         do {
-            discovery = try await Discovery.start(tcpPort: port, code: code, alias: alias, interface: interface, log: participant.log)
+            discovery = try await Discovery.start(tcpPort: port, code: code, alias: alias, interface: interface, log: participant.log,
+                                                  trace: participant.trace)
         } catch {
             try? await server.close()
             throw error
@@ -51,11 +54,16 @@ public enum Rendezvous {
         // A pairing lost after its code was computed releases the choice: that peer is dropped and
         // discovery chooses again (the person restarts meishi on the other machine).
         var lostOne = false
+        // Said once when discovery has heard nobody for `quietAfter` seconds (issue 25).
+        let saidQuiet = NIOLockedValueBox(false)
         choosing: while true {
             var chosen: DiscoveredPeer?
             while true {
                 let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
-                chosen = await discovery.waitForChoice(until: deadline, alsoAt: code == nil ? [start + window] : []) { heard, now in
+                chosen = await discovery.waitForChoice(until: deadline, alsoAt: [start + quietAfter] + (code == nil ? [start + window] : [])) { heard, now in
+                    if heard.isEmpty, now - start >= quietAfter, saidQuiet.withLockedValue({ s in defer { s = true }; return !s }) {
+                        participant.log("nobody found on this network (is the Wi-Fi keeping devices apart?): both run with --code CODE --relay")
+                    }
                     let (alive, dead) = checked.withLockedValue { $0 }
                     // A table's members pair among themselves (§5.7): not a peer of a pairwise run.
                     let peers = heard.filter { !dead.contains($0.announcement.sessionID) && !$0.announcement.table }
@@ -321,6 +329,9 @@ public enum ExchangeEndpoint: Sendable {
     /// Find the peer by multicast: by the code's N when the participant has a code, else the one
     /// other peer announcing; `pick` may choose among several (nil: nobody chose).
     case discover(alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
+    /// Meet through a magic-wormhole mailbox server by the code's nameplate and run the session
+    /// through its transit relay (docs/PROTOCOL.md §5.8); needs a code.
+    case relay(RelayServers)
 }
 
 extension ExchangeTransport {
@@ -345,6 +356,9 @@ extension ExchangeTransport {
             return try await Rendezvous.exchange(alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
                                                  stepTimeout: step, pick: pick, participant: participant, budget: budget,
                                                  listening: listening)
+        case .relay(let servers):
+            return try await Relay.exchange(servers, timeoutSeconds: timeoutSeconds, stepTimeout: step, participant: participant,
+                                            budget: budget, listening: listening)
         }
     }
 }

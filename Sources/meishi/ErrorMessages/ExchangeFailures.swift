@@ -11,7 +11,8 @@ extension MeishiFailure {
         case .ambiguous:
             self.init(text, hint: "agree on a code and run 'meishi exchange --code CODE' on both sides", status: .unavailable)
         case .noPeer:
-            self.init(text, hint: "is the other side running 'meishi exchange'? if multicast is blocked, use --listen and --peer HOST:PORT",
+            self.init(text, hint: "is the other side running 'meishi exchange'? if the network keeps devices apart, both add --code CODE --relay "
+                      + "(through magic-wormhole's servers), or use --listen and --peer HOST:PORT",
                       status: .timedOut)
         case .noSuchInterface(_, let available):
             self.init(text, hint: "interfaces here: \(available.joined(separator: ", "))", status: .usage)
@@ -35,6 +36,29 @@ extension MeishiFailure {
         case .protocolFailure: self.init(text + "; nothing was stored", status: .dataError)
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
+        case .relay(let r): self.init(relay: r, text: text)
+        }
+    }
+
+    /// `--relay`: the mailbox server or the transit relay.
+    init(relay r: RelayFailure, text: String) {
+        switch r {
+        case .mailboxUnreachable:
+            self.init(text, hint: "--relay needs the internet, or a mailbox server given as --relay ws://HOST:PORT/v1", status: .unavailable)
+        case .notAMailbox, .refusedByMailbox, .mailboxLost:
+            self.init(text + "; nothing was stored", hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)",
+                      status: .unavailable)
+        case .nameplateTaken:
+            self.init(text + "; nothing was stored", hint: "make a new code with 'meishi exchange --code --relay' and read it out again",
+                      status: .protocolError)
+        case .peerNeverCame:
+            self.init(text + "; nothing was stored",
+                      hint: "run 'meishi exchange --code CODE --relay' with the same code and servers on the other machine within --timeout",
+                      status: .timedOut)
+        case .peerNotMeishi:
+            self.init(text + "; nothing was stored", hint: "make a new code and run both sides again", status: .protocolError)
+        case .transitUnreachable, .transitRefused:
+            self.init(text + "; nothing was stored", hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
         }
     }
 

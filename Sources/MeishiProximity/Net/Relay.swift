@@ -1,0 +1,240 @@
+import MeishiCard
+import MeishiCrypto
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+
+/// The exchange through a magic-wormhole mailbox server and transit relay (docs/PROTOCOL.md
+/// §5.8): meet on the mailbox by the code's nameplate, connect through the relay, then run the
+/// same session as on the LAN over the relayed bytes (`ExchangeTransport.run`).
+enum Relay {
+    typealias WebSocket = NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
+
+    static func exchange(_ servers: RelayServers, timeoutSeconds: Int64, stepTimeout: TimeAmount, participant: ExchangeParticipant,
+                         budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+        guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
+        let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
+        var mailbox = MailboxSession(nameplate: code.nameplate)
+        participant.trace("connecting to the mailbox server \(servers.mailbox) as side \(mailbox.side)")
+        let socket = try await openWebSocket(servers.mailbox, timeout: stepTimeout)
+        participant.trace("claiming nameplate \(code.nameplate) for appid \(MailboxSession.appID)")
+        listening(0)
+        let (transit, dialer) = try await meet(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
+                                               participant: participant)
+        participant.trace("the transit relay \(servers.transit) paired us; running the session as the \(dialer ? "dialer" : "listener")")
+        let session = participant.session(dialer ? .dialer : .listener)
+        return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
+                                               address: "the transit relay \(servers.transit)", budget: budget)
+    }
+
+    /// Waits on the mailbox for the other side, then connects to the transit relay; closes the mailbox either way.
+    static func meet(_ mailbox: inout MailboxSession, on socket: WebSocket, deadline: Double, servers: RelayServers,
+                     stepTimeout: TimeAmount, participant: ExchangeParticipant) async throws(ExchangeFailure)
+        -> (ExchangeTransport.Connection, Bool) {
+        let expired = NIOLockedValueBox(false)
+        let timer = socket.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, deadline - ExchangeTransport.now()) * 1e9))) {
+            expired.withLockedValue { $0 = true }
+            socket.channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        let nameplate = mailbox.nameplate
+        var state = mailbox
+        let outcome: Result<(ExchangeTransport.Connection, Bool), ExchangeFailure>
+        do {
+            outcome = try await socket.executeThenClose { inbound, outbound -> Result<(ExchangeTransport.Connection, Bool), ExchangeFailure> in
+                @Sendable func send(_ text: [UInt8]) async throws {
+                    try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: text)))
+                }
+                for m in state.opening() { try await send(m) }
+                var met: (token: String, dialer: Bool)?
+                reading: for try await frame in inbound {
+                    switch frame.opcode {
+                    case .text:
+                        let events: [MailboxSession.Event]
+                        do throws(RelayFailure) { events = try state.receive(Array(frame.unmaskedData.readableBytesView)) } catch {
+                            return .failure(.relay(error))
+                        }
+                        for event in events {
+                            switch event {
+                            case .send(let text): try await send(text)
+                            case .met(let token, let dialer): met = (token, dialer)
+                            }
+                        }
+                        if met != nil { break reading }
+                    case .ping:
+                        try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData))
+                    case .connectionClose:
+                        break reading
+                    default:
+                        break
+                    }
+                }
+                guard let met else {
+                    if expired.withLockedValue({ $0 }) { return .failure(.relay(.peerNeverCame(nameplate))) }
+                    return .failure(.relay(.mailboxLost("it closed the connection before the other side came")))
+                }
+                participant.trace("the other side (\(state.peer?.side ?? "")) is on the mailbox; connecting to the transit relay \(servers.transit)")
+                let transit: Result<ExchangeTransport.Connection, ExchangeFailure>
+                do throws(ExchangeFailure) {
+                    transit = .success(try await connectTransit(servers.transit, token: met.token, side: state.side,
+                                                                until: min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)))
+                } catch {
+                    transit = .failure(error)
+                }
+                if let close = state.closing(mood: (try? transit.get()) != nil ? "happy" : "errory") { try? await send(close) }
+                try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: ByteBuffer(bytes: [0x03, 0xE8])))
+                return transit.map { ($0, met.dialer) }
+            }
+        } catch {
+            if expired.withLockedValue({ $0 }) { throw .relay(.peerNeverCame(nameplate)) }
+            throw .relay(.mailboxLost("\(ExchangeTransport.plainWords(error))"))
+        }
+        mailbox = state
+        return try outcome.get()
+    }
+
+    /// A WebSocket to the mailbox server (HTTP/1.1 upgrade, RFC 6455).
+    static func openWebSocket(_ url: MailboxURL, timeout: TimeAmount) async throws(ExchangeFailure) -> WebSocket {
+        enum Upgrade: Sendable {
+            case websocket(WebSocket)
+            case refused
+        }
+        let upgraded: EventLoopFuture<Upgrade>
+        do {
+            upgraded = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(timeout)
+                .connect(host: url.host, port: url.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: 1 << 16) { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(
+                                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
+                                return .websocket(try WebSocket(wrappingChannelSynchronously: channel))
+                            }
+                        }
+                        var headers = HTTPHeaders()
+                        headers.add(name: "Host", value: url.host.contains(":") ? "[\(url.host)]:\(url.port)" : "\(url.host):\(url.port)")
+                        headers.add(name: "Content-Length", value: "0")
+                        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.path, headers: headers)
+                        var configuration = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: .init(
+                            upgradeRequestHead: head, upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused } }))
+                        // The server's first message (welcome) may arrive with the upgrade's answer.
+                        configuration.leftOverBytesStrategy = .forwardBytes
+                        return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
+                    }
+                }
+        } catch {
+            throw .relay(.mailboxUnreachable("cannot connect to \(url): \(ExchangeTransport.plainWords(error))"))
+        }
+        do {
+            switch try await upgraded.get() {
+            case .websocket(let socket): return socket
+            case .refused: throw ExchangeFailure.relay(.notAMailbox("\(url) did not accept a WebSocket"))
+            }
+        } catch let e as ExchangeFailure {
+            throw e
+        } catch {
+            throw .relay(.notAMailbox("\(url) did not answer as a mailbox server: \(ExchangeTransport.plainWords(error))"))
+        }
+    }
+
+    /// A connection through the transit relay, once it said `ok` (both sides arrived with `token`).
+    static func connectTransit(_ address: TransitAddress, token: String, side: String, until deadline: Double) async throws(ExchangeFailure)
+        -> ExchangeTransport.Connection {
+        let connected: (ExchangeTransport.Connection, EventLoopFuture<Void>)
+        do {
+            connected = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.nanoseconds(Int64(max(0.5, deadline - ExchangeTransport.now()) * 1e9)))
+                .connect(host: address.host, port: address.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handshake = TransitHandshakeHandler(request: TransitHandshake.request(token: token, side: side),
+                                                                paired: channel.eventLoop.makePromise())
+                        try channel.pipeline.syncOperations.addHandler(handshake)
+                        return (try ExchangeTransport.Connection(wrappingChannelSynchronously: channel), handshake.paired.futureResult)
+                    }
+                }
+        } catch {
+            throw .relay(.transitUnreachable("cannot connect to \(address): \(ExchangeTransport.plainWords(error))"))
+        }
+        let (connection, paired) = connected
+        let timer = connection.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0.5, deadline - ExchangeTransport.now()) * 1e9))) {
+            connection.channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        do {
+            try await paired.get()
+            return connection
+        } catch {
+            try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see ExchangeTransport.Accepted)
+            if let e = error as? RelayFailure { throw .relay(e) }
+            throw .relay(.transitRefused("it closed the connection before pairing us"))
+        }
+    }
+}
+
+/// Sends the transit request once connected and holds back everything until the relay's `ok`;
+/// then passes the bytes after it on and leaves the pipeline.
+final class TransitHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let request: [UInt8]
+    let paired: EventLoopPromise<Void>
+    private var reply = TransitHandshake()
+    private var done = false
+
+    init(request: [UInt8], paired: EventLoopPromise<Void>) {
+        self.request = request
+        self.paired = paired
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { sendRequest(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendRequest(context)
+        context.fireChannelActive()
+    }
+
+    private func sendRequest(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: request)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return context.fireChannelRead(data) }
+        let buffer = unwrapInboundIn(data)
+        do {
+            guard let rest = try reply.feed(buffer.readableBytesView) else { return }
+            done = true
+            paired.succeed(())
+            if !rest.isEmpty { context.fireChannelRead(wrapInboundOut(ByteBuffer(bytes: rest))) }
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+        } catch {
+            done = true
+            paired.fail(error)
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            paired.fail(RelayFailure.transitRefused("it closed the connection before pairing us"))
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if !done {
+            done = true
+            paired.fail(error)
+        }
+        context.fireErrorCaught(error)
+    }
+}

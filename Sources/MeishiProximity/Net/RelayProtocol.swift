@@ -1,0 +1,224 @@
+import MeishiCard
+import MeishiCrypto
+import MeishiText
+
+// magic-wormhole's mailbox and transit relay as meishi speaks them (docs/PROTOCOL.md §5.8),
+// without sockets: the NIO side (`Relay.swift`) feeds these what arrives and sends what they return.
+
+/// Why an exchange through the mailbox server and transit relay did not get as far as the session.
+public enum RelayFailure: Error, Equatable, Sendable {
+    /// The mailbox server could not be reached (the system's words).
+    case mailboxUnreachable(String)
+    /// Something answered at the mailbox URL but did not speak WebSocket.
+    case notAMailbox(String)
+    /// Two other sides hold the code's nameplate already (the server said "crowded").
+    case nameplateTaken(Int)
+    /// The mailbox server refused a message of ours, in its words.
+    case refusedByMailbox(String)
+    /// The mailbox server closed the connection before the other side came.
+    case mailboxLost(String)
+    /// Nobody else claimed the nameplate within the time allowed.
+    case peerNeverCame(Int)
+    /// The other side's message in meishi's phase is not a transit nonce.
+    case peerNotMeishi
+    /// The transit relay could not be reached (the system's words).
+    case transitUnreachable(String)
+    /// The transit relay did not pair us: its line (`impatient`, `bad handshake`) or what happened.
+    case transitRefused(String)
+}
+
+/// Where the mailbox server and the transit relay are.
+public struct RelayServers: Sendable, Equatable {
+    /// The mailbox's WebSocket URL, `ws://HOST[:PORT][/PATH]`.
+    public var mailbox: MailboxURL
+    /// The transit relay, `tcp:HOST:PORT`.
+    public var transit: TransitAddress
+
+    public static let defaultMailbox = "ws://relay.magic-wormhole.io:4000/v1"
+    public static let defaultTransit = "tcp:transit.magic-wormhole.io:4001"
+
+    public init(mailbox: MailboxURL, transit: TransitAddress) {
+        self.mailbox = mailbox
+        self.transit = transit
+    }
+}
+
+/// A mailbox server's `ws://` URL.
+public struct MailboxURL: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+    public let path: String
+
+    public var description: String { "ws://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path)" }
+
+    /// Parses `ws://HOST[:PORT][/PATH]` (IPv6 in brackets; the port defaults to 80); nil otherwise.
+    public init?(_ text: String) {
+        guard text.hasPrefix("ws://") else { return nil }
+        let rest = text.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = String(rest[..<slash])
+        let path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        guard let (host, port) = Self.hostPort(authority, defaultPort: 80),
+              path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return nil }
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    /// `HOST`, `HOST:PORT`, `[IPV6]` or `[IPV6]:PORT`, the port 1…65535.
+    static func hostPort(_ s: String, defaultPort: Int?) -> (String, Int)? {
+        var host: Substring, portText: Substring?
+        if s.hasPrefix("[") {
+            guard let close = s.firstIndex(of: "]") else { return nil }
+            host = s[s.index(after: s.startIndex)..<close]
+            let after = s[s.index(after: close)...]
+            if after.isEmpty { portText = nil } else {
+                guard after.hasPrefix(":") else { return nil }
+                portText = after.dropFirst()
+            }
+        } else {
+            guard s.filter({ $0 == ":" }).count <= 1 else { return nil }
+            let parts = s.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            host = parts[0]
+            portText = parts.count == 2 ? parts[1] : nil
+        }
+        guard !host.isEmpty, host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "/" && $0 != "@" }) else { return nil }
+        if let portText {
+            guard let p = Int(portText), (1...65535).contains(p), portText.allSatisfy(\.isASCII) else { return nil }
+            return (String(host), p)
+        }
+        guard let defaultPort else { return nil }
+        return (String(host), defaultPort)
+    }
+}
+
+/// A transit relay's address, `tcp:HOST:PORT` (as magic-wormhole's `--transit-helper`).
+public struct TransitAddress: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+
+    public var description: String { "tcp:\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    public init?(_ text: String) {
+        guard text.hasPrefix("tcp:"), let (host, port) = MailboxURL.hostPort(String(text.dropFirst(4)), defaultPort: nil) else { return nil }
+        self.host = host
+        self.port = port
+    }
+}
+
+/// One side of a meeting on a mailbox server: bind, claim the code's nameplate, open its mailbox,
+/// add our transit nonce, read the other side's, release (docs/PROTOCOL.md §5.8).
+public struct MailboxSession: Sendable {
+    public static let appID = "meishi.example/exchange-v1"
+    public static let phase = "meishi-transit-v1"
+    public static let nonceBytes = 32
+
+    /// 16 lowercase hex digits, fresh for each run.
+    public let side: String
+    public let nameplate: Int
+    let nonce: [UInt8]
+    /// The mailbox the server gave for the nameplate, once claimed.
+    public private(set) var mailbox: String?
+    /// The other side and its nonce, once its message arrived.
+    public private(set) var peer: (side: String, nonce: [UInt8])?
+
+    /// What the server's message means for the run.
+    public enum Event: Equatable, Sendable {
+        /// A message for the server (a WebSocket text frame).
+        case send([UInt8])
+        /// The other side's nonce is in: the transit token, and whether this side dials the session.
+        case met(token: String, dialer: Bool)
+    }
+
+    public init(nameplate: Int, side: [UInt8] = SecureRandom.bytes(8), nonce: [UInt8] = SecureRandom.bytes(MailboxSession.nonceBytes)) {
+        precondition(side.count == 8 && nonce.count == Self.nonceBytes)
+        self.nameplate = nameplate
+        self.side = Hex.encode(side)
+        self.nonce = nonce
+    }
+
+    /// The first messages, sent as soon as the WebSocket is open: bind and claim.
+    public func opening() -> [[UInt8]] {
+        [Self.message(["type": .string("bind"), "appid": .string(Self.appID), "side": .string(side)]),
+         Self.message(["type": .string("claim"), "nameplate": .string(String(nameplate))])]
+    }
+
+    /// The last message, once the transit relay paired us (`happy`) or failed (`errory`).
+    public func closing(mood: String) -> [UInt8]? {
+        mailbox.map { Self.message(["type": .string("close"), "mailbox": .string($0), "mood": .string(mood)]) }
+    }
+
+    /// Takes one message from the server.
+    public mutating func receive(_ text: [UInt8]) throws(RelayFailure) -> [Event] {
+        guard let json = try? StrictJSONParser.parse(text), case .string(let type)? = json["type"] else {
+            throw .refusedByMailbox("it sent something that is not a mailbox message")
+        }
+        switch type {
+        case "welcome":
+            if case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(TerminalText.sanitized(why)) }
+            return []
+        case "error":
+            let why: String = if case .string(let e)? = json["error"] { e } else { "an error" }
+            if why == "crowded" { throw .nameplateTaken(nameplate) }
+            throw .refusedByMailbox(TerminalText.sanitized(why))
+        case "claimed":
+            guard mailbox == nil, case .string(let id)? = json["mailbox"] else { throw .refusedByMailbox("it sent a second or malformed 'claimed'") }
+            mailbox = id
+            return [.send(Self.message(["type": .string("open"), "mailbox": .string(id)])),
+                    .send(Self.message(["type": .string("add"), "phase": .string(Self.phase), "body": .string(Hex.encode(nonce))]))]
+        case "message":
+            guard case .string(let from)? = json["side"], case .string(let phase)? = json["phase"], from != side, phase == Self.phase,
+                  peer == nil else { return [] }
+            guard case .string(let body)? = json["body"], body.utf8.count == 2 * Self.nonceBytes, let theirs = Hex.decode(body),
+                  from.utf8.count == 16, Hex.decode(from) != nil else { throw .peerNotMeishi }
+            peer = (from, theirs)
+            let dialer = Array(side.utf8).lexicographicallyPrecedes(Array(from.utf8))
+            let token = dialer ? Self.token(low: (side, nonce), high: (from, theirs)) : Self.token(low: (from, theirs), high: (side, nonce))
+            return [.send(Self.message(["type": .string("release"), "nameplate": .string(String(nameplate))])),
+                    .met(token: token, dialer: dialer)]
+        default:
+            // ack, released, closed, pong, nameplates: nothing meishi needs.
+            return []
+        }
+    }
+
+    /// The transit token: SHA-256 over both sides and nonces, the side that sorts first first.
+    public static func token(low: (side: String, nonce: [UInt8]), high: (side: String, nonce: [UInt8])) -> String {
+        Hex.encode(SHA256.hash(Array("meishi-transit-token-v1".utf8) + [0] + Array(low.side.utf8) + low.nonce
+                               + Array(high.side.utf8) + high.nonce))
+    }
+
+    static func message(_ members: [String: JSONValue]) -> [UInt8] { JCS.canonicalize(.object(members)) }
+}
+
+/// The transit relay's handshake: our request line, and its answer read one piece at a time.
+public struct TransitHandshake: Sendable {
+    /// The longest answer line read before giving up on the relay.
+    public static let maximumLine = 64
+    private var line: [UInt8] = []
+
+    public init() {}
+
+    /// `please relay TOKEN for side SIDE\n`.
+    public static func request(token: String, side: String) -> [UInt8] {
+        Array("please relay \(token) for side \(side)\n".utf8)
+    }
+
+    /// Takes bytes from the relay: nil while the answer line is incomplete; once it is `ok`, the
+    /// bytes after it (already the other side's).
+    public mutating func feed<B: Collection>(_ bytes: B) throws(RelayFailure) -> [UInt8]? where B.Element == UInt8 {
+        var rest = bytes[...]
+        while let b = rest.first {
+            rest = rest.dropFirst()
+            if b == UInt8(ascii: "\n") {
+                guard line == Array("ok".utf8) else {
+                    throw .transitRefused("it answered '\(TerminalText.sanitized(String(decoding: line, as: UTF8.self)))'")
+                }
+                return Array(rest)
+            }
+            line.append(b)
+            guard line.count <= Self.maximumLine else { throw .transitRefused("it answered something that is not a transit relay's line") }
+        }
+        return nil
+    }
+}

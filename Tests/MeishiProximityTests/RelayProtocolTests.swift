@@ -1,0 +1,97 @@
+import Testing
+import MeishiCard
+@testable import MeishiProximity
+
+/// The mailbox and transit codecs of `--relay` without sockets (docs/PROTOCOL.md §5.8).
+@Suite struct RelayProtocolTests {
+    static func json(_ bytes: [UInt8]) throws -> JSONValue { try StrictJSONParser.parse(bytes) }
+    static func text(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+    @Test func transitTokenVector() {
+        let token = MailboxSession.token(low: ("0101010101010101", [UInt8](repeating: 0x11, count: 32)),
+                                         high: ("0202020202020202", [UInt8](repeating: 0x22, count: 32)))
+        #expect(token == "8208458b4eca08b4b338339c93be9f5e53674b205636967dd7b1ff4277555b7f")
+    }
+
+    /// Two sides fed the server's messages as the real server sends them agree on the token and
+    /// take opposite roles; each sends exactly bind, claim, open, add, release.
+    @Test func twoSidesMeetAndAgree() throws {
+        var a = MailboxSession(nameplate: 7, side: [1, 1, 1, 1, 1, 1, 1, 1], nonce: [UInt8](repeating: 0x11, count: 32))
+        var b = MailboxSession(nameplate: 7, side: [2, 2, 2, 2, 2, 2, 2, 2], nonce: [UInt8](repeating: 0x22, count: 32))
+        let opening = try a.opening().map(Self.json)
+        #expect(opening[0] == .object(["type": .string("bind"), "appid": .string("meishi.example/exchange-v1"), "side": .string("0101010101010101")]))
+        #expect(opening[1] == .object(["type": .string("claim"), "nameplate": .string("7")]))
+        #expect(try a.receive(Self.text(#"{"type":"welcome","welcome":{},"server_tx":1.5}"#)).isEmpty)
+        #expect(try a.receive(Self.text(#"{"type":"ack","id":null,"server_tx":1.5}"#)).isEmpty)
+        let claimed = try a.receive(Self.text(#"{"type":"claimed","mailbox":"mb1","server_tx":1.5}"#))
+        guard case .send(let open) = claimed[0], case .send(let add) = claimed[1] else { Issue.record("\(claimed)"); return }
+        #expect(try Self.json(open) == .object(["type": .string("open"), "mailbox": .string("mb1")]))
+        #expect(try Self.json(add) == .object(["type": .string("add"), "phase": .string("meishi-transit-v1"),
+                                                "body": .string(String(repeating: "11", count: 32))]))
+        _ = try b.receive(Self.text(#"{"type":"claimed","mailbox":"mb1"}"#))
+        // Its own message echoed, and another phase, change nothing.
+        let echo = #"{"type":"message","side":"0101010101010101","phase":"meishi-transit-v1","body":"\#(String(repeating: "11", count: 32))","id":"x"}"#
+        #expect(try a.receive(Self.text(echo)).isEmpty)
+        #expect(try a.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"pake","body":"00"}"#)).isEmpty)
+        let fromB = #"{"type":"message","side":"0202020202020202","phase":"meishi-transit-v1","body":"\#(String(repeating: "22", count: 32))"}"#
+        let metA = try a.receive(Self.text(fromB))
+        let metB = try b.receive(Self.text(echo))
+        guard case .send(let release) = metA[0], case .met(let tokenA, let dialerA) = metA[1], case .met(let tokenB, let dialerB) = metB[1] else {
+            Issue.record("\(metA) \(metB)"); return
+        }
+        #expect(try Self.json(release) == .object(["type": .string("release"), "nameplate": .string("7")]))
+        #expect(tokenA == tokenB && tokenA == "8208458b4eca08b4b338339c93be9f5e53674b205636967dd7b1ff4277555b7f")
+        #expect(dialerA && !dialerB)
+        // A second message from the other side is ignored.
+        #expect(try a.receive(Self.text(fromB)).isEmpty)
+        #expect(try Self.json(a.closing(mood: "happy")!) == .object(["type": .string("close"), "mailbox": .string("mb1"), "mood": .string("happy")]))
+    }
+
+    @Test func theServersRefusalsAreNamed() {
+        var s = MailboxSession(nameplate: 9)
+        #expect(throws: RelayFailure.nameplateTaken(9)) { try s.receive(Self.text(#"{"type":"error","error":"crowded","orig":{}}"#)) }
+        #expect(throws: RelayFailure.refusedByMailbox("down for maintenance")) {
+            try s.receive(Self.text(#"{"type":"welcome","welcome":{"error":"down for maintenance"}}"#))
+        }
+        #expect(throws: RelayFailure.refusedByMailbox("must bind first")) { try s.receive(Self.text(#"{"type":"error","error":"must bind first"}"#)) }
+        #expect(throws: RelayFailure.refusedByMailbox("it sent something that is not a mailbox message")) { try s.receive(Self.text("<html>")) }
+        // A server's words reach the terminal sanitised.
+        #expect(throws: RelayFailure.refusedByMailbox("bad\\u{1B}[31m")) { try s.receive(Self.text(#"{"type":"error","error":"bad\u001b[31m"}"#)) }
+        _ = try? s.receive(Self.text(#"{"type":"claimed","mailbox":"m"}"#))
+        #expect(throws: RelayFailure.peerNotMeishi) {
+            try s.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-transit-v1","body":"zz"}"#))
+        }
+    }
+
+    /// The relay's answer fed one byte at a time: nothing until the newline, then the bytes after it.
+    @Test func transitAnswerOneByteAtATime() throws {
+        #expect(TransitHandshake.request(token: String(repeating: "ab", count: 32), side: "0101010101010101")
+                == Self.text("please relay \(String(repeating: "ab", count: 32)) for side 0101010101010101\n"))
+        var h = TransitHandshake()
+        #expect(try h.feed(Self.text("o")) == nil)
+        #expect(try h.feed(Self.text("k")) == nil)
+        #expect(try h.feed(Self.text("\n")) == [])
+        var together = TransitHandshake()
+        #expect(try together.feed(Self.text("ok\n") + [0, 0, 0, 18, 4]) == [0, 0, 0, 18, 4])
+        for refusal in ["impatient\n", "bad handshake\n"] {
+            var r = TransitHandshake()
+            #expect(throws: RelayFailure.transitRefused("it answered '\(refusal.dropLast())'")) {
+                for b in refusal.utf8 { _ = try r.feed([b]) }
+            }
+        }
+        var endless = TransitHandshake()
+        #expect(throws: RelayFailure.self) { for _ in 0...TransitHandshake.maximumLine { _ = try endless.feed([UInt8(ascii: "o")]) } }
+    }
+
+    @Test func addressesParse() {
+        #expect(MailboxURL("ws://relay.magic-wormhole.io:4000/v1").map { [$0.host, "\($0.port)", $0.path] } == ["relay.magic-wormhole.io", "4000", "/v1"])
+        #expect(MailboxURL("ws://[::1]:4000/v1")?.host == "::1")
+        #expect(MailboxURL("ws://example.org")?.port == 80)
+        for bad in ["http://example.org/v1", "ws://", "ws://:4000/v1", "ws://a:0/v1", "ws://a:70000/", "ws://a b/", "wss://a/v1"] {
+            #expect(MailboxURL(bad) == nil, "\(bad)")
+        }
+        #expect(TransitAddress("tcp:transit.magic-wormhole.io:4001").map { [$0.host, "\($0.port)"] } == ["transit.magic-wormhole.io", "4001"])
+        #expect(TransitAddress("tcp:[::1]:4001")?.description == "tcp:[::1]:4001")
+        for bad in ["transit.example:4001", "tcp:transit.example", "tcp::4001", "tcp:a:b"] { #expect(TransitAddress(bad) == nil, "\(bad)") }
+    }
+}
