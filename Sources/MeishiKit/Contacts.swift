@@ -48,11 +48,13 @@ public struct ContactsService: Sendable {
 
     /// The one contact `ref` names, with what its earlier signed cards said that its current
     /// card does not (newest card first), its meetings (oldest first) and my note and tags.
-    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes) {
+    public func show(_ ref: String) throws(MeishiError) -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes,
+                                                           rotations: [KeyRotation]) {
         let store = try open(readOnly: true)
         do {
             let c = try store.resolve(ref)
-            return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!), try store.privateNotes(of: c.id!))
+            return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!), try store.privateNotes(of: c.id!),
+                    try store.rotations(of: c.id!))
         } catch { throw .store(error) }
     }
 

@@ -20,6 +20,9 @@ public enum StoreError: Error, Equatable, Sendable {
     case nulCharacter(field: String)
     /// `split` found no merge into the contact left to undo, and why.
     case nothingToSplit(id: Int64, name: String?, NothingToSplit)
+    /// A card of a DID its holder replaced (`KeyRotation`): contact `contactID` moved from it to
+    /// `newDID` at `at`; nothing was stored.
+    case superseded(did: String, newDID: String, at: Int64, contactID: Int64)
 }
 
 /// What storing a card did.
@@ -215,6 +218,10 @@ public final class ContactStore: Sendable {
             try noteLookAlike(updated.id!, on: conflicts, in: db)
             updated.replaced = ReplacedCard(fields: existing.fields, level: existing.level)
             return .updated(updated, conflicts: conflicts)
+        }
+        // An old QR code or file of someone who has since replaced the key: never a new contact.
+        if incoming.trust != .unsigned, let r = try rotation(replacing: incoming.did, in: db) {
+            throw StoreError.superseded(did: incoming.did, newDID: r.newDID, at: r.time, contactID: r.contactID)
         }
         var (added, conflicts) = try insertNew(incoming, in: db)
         try keepCards([incoming], of: &added, in: db)

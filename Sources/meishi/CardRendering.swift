@@ -63,9 +63,11 @@ enum CardRendering {
     /// earlier cards said that the current one does not) follows the current card, under a line
     /// per card: "from an earlier card, 2026-11-20: email, phone ×2".
     static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
-                        notes: PrivateNotes = PrivateNotes()) -> String {
+                        notes: PrivateNotes = PrivateNotes(), rotations: [KeyRotation] = []) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
+        // Newest first: "rotated key on 2026-11-26 (was did:key:z6Mk…)", signed by both keys.
+        for r in rotations.reversed() { rows.append(("rotated", "rotated key on \(day(r.time)) (was \(Console.safe(r.oldDID)))")) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
                  ("first seen", "\(date(c.firstSeen)) via \(c.source.rawValue)"), ("last seen", date(c.lastSeen))]
         let unsigned = c.unsignedFields ?? [:]
@@ -143,6 +145,15 @@ enum CardRendering {
         return "\(name(c.name)) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
     }
 
+    /// "Ken Sato moved to a new key (rotated on 2026-11-26, did:key:z6Mk…): title changed" for a
+    /// key rotation `listen` or an exchange applied.
+    static func rotated(_ r: RotationApplied) -> String {
+        let changes = r.card.contact.changes
+        let when = r.rotations.last.map { day($0.time) } ?? "?"
+        return "\(name(r.contact.name)) (#\(r.contact.id ?? 0)) moved to a new key (rotated on \(when), was \(Console.safe(r.from)))"
+            + (changes.isEmpty ? "" : ": " + changes.map(change).joined(separator: ", "))
+    }
+
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
     static func change(_ c: FieldChange) -> String {
         func times(_ n: Int) -> String { n > 1 ? " ×\(n)" : "" }
@@ -168,7 +179,8 @@ enum CardRendering {
     /// `earlierCards` when `earlier` is given (`contacts show`).
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
-    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil) -> JSONValue {
+    static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil,
+                     rotations: [KeyRotation]? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
@@ -199,6 +211,13 @@ enum CardRendering {
             })
         }
         if let meetings { obj["meetings"] = .array(meetings.map(json)) }
+        // The keys it replaced, oldest first, each with the time it was replaced and when that was learnt.
+        if let rotations {
+            obj["rotations"] = .array(rotations.map { r in
+                .object(["oldDID": .string(r.oldDID), "newDID": .string(r.newDID), "time": .string(date(r.time)),
+                         "received": .string(date(r.received))])
+            })
+        }
         if let notes {
             obj["tags"] = .array(notes.tags.map(JSONValue.string))
             obj["note"] = notes.note.map(JSONValue.string) ?? .null

@@ -23,8 +23,10 @@ struct ContactsShow: SynchronousCommand {
     @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (c, earlier, meetings, notes) = try global.session(ctx).contacts.show(options.ref)
-        guard options.json else { return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes)) }
-        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes))
+        let (c, earlier, meetings, notes, rotations) = try global.session(ctx).contacts.show(options.ref)
+        guard options.json else {
+            return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes, rotations: rotations))
+        }
+        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes, rotations: rotations))
     }
 }
