@@ -38,7 +38,8 @@ extension IdentityStore {
     /// Ed25519 key is not written anywhere (the statement was its last use) and the old
     /// `identity.key` is replaced by a rename. The Solidarity key, bound to the old DID, is
     /// deleted (a new one is made on next use). The caller holds the home lock.
-    public func rotate(passphrases: PassphraseSource, now: Int64) throws(MeishiError) -> Rotated {
+    public func rotate(passphrases: PassphraseSource, now: Int64,
+                       limits: PassphraseProtection.Limits = .moderate) throws(MeishiError) -> Rotated {
         let (old, passphrase) = try loadRemembering(passphrases: passphrases)
         let chain = try myRotations()
         if let last = chain.last, last.time >= now { throw .rotatedThisSecond }
@@ -51,12 +52,12 @@ extension IdentityStore {
         var prev: [String: JSONValue] = ["format": .string(Self.previousBoxFormat), "did": .string(old.did),
                                          "until": .number(Double(until))]
         try KeyFile.addSecret(SecureBytes(concatenating: [old.boxKey.rawRepresentation]), to: &prev, passphrase: passphrase,
-                              associatedData: Array(Self.previousBoxFormat.utf8) + [0] + Array(old.did.utf8), limits: .moderate)
+                              associatedData: Array(Self.previousBoxFormat.utf8) + [0] + Array(old.did.utf8), limits: limits)
         try KeyFile.replace(&prev, at: home.previousBoxKeyPath)
         try SecureFile.write((chain + [statement]).flatMap(\.bytes), to: home.rotationsPath)
         var members: [String: JSONValue] = ["format": .string(Self.format), "did": .string(new.did)]
         try KeyFile.addSecret(SecureBytes(concatenating: [new.signingKey.seed, new.boxKey.rawRepresentation]), to: &members,
-                              passphrase: passphrase, associatedData: associatedData(did: new.did), limits: .moderate)
+                              passphrase: passphrase, associatedData: associatedData(did: new.did), limits: limits)
         try KeyFile.replace(&members, at: home.secretKeyPath)
         let pub: [String: JSONValue] = [
             "format": .string(Self.format), "did": .string(new.did),

@@ -66,8 +66,6 @@ enum CardRendering {
                         notes: PrivateNotes = PrivateNotes(), rotations: [KeyRotation] = []) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
-        // Newest first: "rotated key on 2026-11-26 (was did:key:z6Mk…)", signed by both keys.
-        for r in rotations.reversed() { rows.append(("rotated", "rotated key on \(day(r.time)) (was \(Console.safe(r.oldDID)))")) }
         rows += [("level", c.level.rawValue), ("signed", date(c.cardTimestamp)),
                  ("first seen", "\(date(c.firstSeen)) via \(c.source.rawValue)"), ("last seen", date(c.lastSeen))]
         let unsigned = c.unsignedFields ?? [:]
@@ -93,6 +91,8 @@ enum CardRendering {
         if earlierCards.isEmpty, let f = c.earlierFields {
             out += "\nfrom earlier cards: " + fieldCounts(f) + "\n" + block(f, rows: [])
         }
+        // Newest first: "rotated key on 2026-11-26 (was did:key:z6Mk…)", a statement signed by both keys.
+        for r in rotations.reversed() { out += "\nrotated key on \(day(r.time)) (was \(Console.safe(r.oldDID)))" }
         if !meetings.isEmpty { out += "\nmet:\n" + meetings.map { "  " + meeting($0) }.joined(separator: "\n") }
         if !notes.tags.isEmpty { out += "\nyour tags: " + notes.tags.map(Console.safe).joined(separator: ", ") }
         if let note = notes.note {
