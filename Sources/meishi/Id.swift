@@ -4,18 +4,32 @@ import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
-struct Id: SynchronousCommand {
+struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "id",
+        abstract: "Show your DID, fingerprint and key file; back up or replace your keys.",
+        discussion: """
+            'meishi id' (= 'meishi id show') reads only the public identity: no passphrase is needed.
+
+            Examples:
+              meishi id
+              meishi id export -o meishi-backup.json
+              meishi id rotate
+            """,
+        subcommands: [IdShow.self, IdExport.self, IdRotate.self], defaultSubcommand: IdShow.self)
+}
+
+struct IdShow: SynchronousCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Show your DID, fingerprint and key file.",
         discussion: """
             Reads only the public identity: no passphrase is needed.
 
             Examples:
               meishi id
-              meishi id export -o meishi-backup.json
-            """,
-        subcommands: [IdExport.self, IdRotate.self])
+              meishi id --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 

@@ -194,3 +194,63 @@ import MeishiStore
         #expect(!FileManager.default.fileExists(atPath: home.previousBoxKeyPath))
     }
 }
+
+/// The commands: `id rotate`, `card push` to a running `listen`, `contacts show`, an old card
+/// added again, `--forget-old-key`.
+@Suite struct KeyRotationCommandTests {
+    @Test func aRotatedKeyReachesAListeningContactThroughCardPush() async throws {
+        var mei = InProcess(), ken = InProcess()
+        for (p, name) in [(mei, "Mei Tanaka"), (ken, "Ken Sato")] {
+            #expect(await p("init").status == 0)
+            #expect(await p("card", "set", "name", name).status == 0)
+        }
+        let oldCard = await mei("card", "export")
+        let oldDID = try #require(await mei("id", "--json").out.split(separator: "\"").first { $0.hasPrefix("did:key:") }).description
+        ken.stdin = Array(oldCard.out.utf8)
+        mei.stdin = Array(await ken("card", "export").out.utf8)
+        #expect(await ken("contacts", "add", "-").status == 0)
+        #expect(await mei("contacts", "add", "-").status == 0)
+        #expect(await ken("contacts", "note", "Mei", "met at the booth").status == 0)
+        #expect(await ken("contacts", "tag", "Mei", "robotics").status == 0)
+
+        mei.now = mei.now.addingTimeInterval(60)
+        let rotated = await mei("id", "rotate", "--yes", "--json")
+        #expect(rotated.status == 0, "\(rotated.err)")
+        let newDID = try #require(rotated.out.split(separator: "\"").first { $0.hasPrefix("did:key:") && $0 != oldDID }).description
+        #expect(FileManager.default.fileExists(atPath: mei.home + "/previous-box.key"))
+
+        ken.now = mei.now
+        let listener = ken
+        let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
+        let port = try await MessageDeliveryTests.listeningPort(ken.recorder)
+        #expect(!port.isEmpty)
+        let pushed = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json")
+        #expect(pushed.status == 0 && pushed.out.contains("\"delivered\""), "\(pushed.out) \(pushed.err)")
+        // Pushed again: the new key now (a card was given since the rotation), heard by the same listener.
+        mei.now = mei.now.addingTimeInterval(5)
+        ken.now = mei.now
+        let again = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json")
+        #expect(again.status == 0 && again.out.contains("\"delivered\""), "\(again.out) \(again.err)")
+        listening.cancel()
+        let listened = await listening.value
+        #expect(listened.err.contains("Mei Tanaka (#1) moved to a new key (rotated on 2027-01-15, was \(oldDID))"), "\(listened.err)")
+        #expect(listened.err.contains("2 newer cards"), "\(listened.err)")
+
+        let shown = await ken("contacts", "show", "Mei")
+        #expect(shown.out.contains("did          \(newDID)") && shown.out.contains("rotated key on 2027-01-15 (was \(oldDID))"), "\(shown.out)")
+        #expect(shown.out.contains("met at the booth") && shown.out.contains("your tags: robotics"), "\(shown.out)")
+        let json = await ken("contacts", "show", "Mei", "--json")
+        #expect(json.out.contains("\"rotations\"") && json.out.contains("\"oldDID\": \"\(oldDID)\""), "\(json.out)")
+
+        // Mei's old card, from an old QR code or file, is superseded.
+        ken.stdin = Array(oldCard.out.utf8)
+        let old = await ken("contacts", "add", "-")
+        #expect(old.status == 65 && old.err.contains("this card is superseded: its key \(oldDID) was replaced on 2027-01-15 by \(newDID)"),
+                "\(old.err)")
+        #expect(await ken("contacts", "list", "--json").out.components(separatedBy: "\"did\"").count == 2)
+
+        #expect(await mei("id", "rotate", "--forget-old-key").err.contains("deleted the old X25519 key"))
+        #expect(!FileManager.default.fileExists(atPath: mei.home + "/previous-box.key"))
+        #expect(await mei("id", "rotate", "--forget-old-key").err.contains("nothing to delete"))
+    }
+}
