@@ -56,7 +56,8 @@ extension ContactStore {
     /// to the new DID with its history, meetings, notes, tags, pushes and trust; the statements
     /// are kept; the card is stored as a newer card of it. A contact already stored under the new
     /// DID (met again before the statement came) is folded into it. All of it, or nothing.
-    public func applyRotation(_ chain: [RotationStatement], card: Contact, held: String?, now: Int64) throws(StoreError) -> Result<RotationApplied, RotationRefusal> {
+    public func applyRotation(_ chain: [RotationStatement], card: Contact, held: String?, now: Int64,
+                              meeting: Meeting? = nil) throws(StoreError) -> Result<RotationApplied, RotationRefusal> {
         try write { db in
             guard let last = chain.last else { return .failure(.neverHeld) }
             guard card.did == last.newDID else { return .failure(.cardOfAnotherDID) }
@@ -98,6 +99,7 @@ extension ContactStore {
             contact.pubKey = card.pubKey
             try contact.update(db)
             let outcome = try Self.store(card, in: db)
+            if let meeting { try Self.record(meeting, on: contact.id!, in: db) }
             let applied = try Self.rotations(of: contact.id!, in: db).filter { r in chain[start...].contains { $0.oldDID == r.oldDID } }
             return .success(RotationApplied(contact: outcome.contact, from: from, rotations: applied, card: outcome))
         }

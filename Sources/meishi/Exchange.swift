@@ -318,13 +318,18 @@ struct Exchange: MeishiCommand {
                 "store": .string(home.databasePath), "contact": CardRendering.json(c),
                 "commonFriends": o.commonFriends.map(Self.json) ?? .null,
                 "messages": o.messages.map(MessageWording.json) ?? .null,
+                "rotatedFrom": o.rotated.map { .string($0.from) } ?? .null,
             ]))
             return
         }
         defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.who(c), out) } }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
-        if let replaced = CardRendering.replacement(c) { out.line(replaced) }
+        if let rotated = o.rotated {
+            out.line(CardRendering.rotated(rotated))
+        } else if let replaced = CardRendering.replacement(c) {
+            out.line(replaced)
+        }
         guard let report = o.commonFriends else { return }
         switch report.outcome {
         case .ran(let mode, _, let peerSetSize):

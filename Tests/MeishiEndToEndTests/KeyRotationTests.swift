@@ -253,4 +253,32 @@ import MeishiStore
         #expect(!FileManager.default.fileExists(atPath: mei.home + "/previous-box.key"))
         #expect(await mei("id", "rotate", "--forget-old-key").err.contains("nothing to delete"))
     }
+
+    /// A contact who was not listening gets the rotation at the next exchange (post-card phase
+    /// 3): the contact moves, with its meetings, note and trust; a stranger is just stored.
+    @Test func aRotationIsHandedOverAtTheNextExchange() throws {
+        let mei = try CLI.withCard()
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        func meet(_ extra: [String] = []) throws -> (dial: CLI.Result, listened: String) {
+            let (listener, port, out, _) = try ExchangeCommandTests.startListener(ken, ["--timeout", "60"])
+            let dial = try mei.run(["exchange", "--peer", "127.0.0.1:\(port)", "--yes"] + extra)
+            listener.waitUntilExit()
+            #expect(dial.status == 0 && listener.terminationStatus == 0, "\(dial.stderr)")
+            return (dial, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
+        _ = try meet()
+        #expect(try ken("contacts", "note", "Mei", "met at the booth").status == 0)
+        let oldDID = try #require(try mei("id", "--json").json["did"] as? String)
+        let rotated = try mei("id", "rotate", "--yes", "--json")
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        let newDID = try #require(rotated.json["newDID"] as? String)
+        let (_, listened) = try meet(["--event", "Tokyo meetup"])
+        #expect(listened.contains("Mei Tanaka (#1) moved to a new key (rotated on ") && listened.contains("was \(oldDID))"), "\(listened)")
+        let shown = try ken("contacts", "show", "Mei", "--json").json
+        #expect(shown["did"] as? String == newDID && shown["note"] as? String == "met at the booth")
+        #expect((shown["rotations"] as? [[String: Any]])?.map { $0["oldDID"] as? String } == [oldDID])
+        #expect((shown["meetings"] as? [[String: Any]])?.count == 2, "\(shown)")
+        #expect(try ken("contacts", "list", "--json").stdout.components(separatedBy: "\"did\"").count == 2, "one contact, not two")
+    }
 }
+
