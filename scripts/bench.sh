@@ -358,7 +358,7 @@ else
 fi
 
 echo
-echo "## Card push: 'meishi card push' to N contacts listening, each in its own namespace (total time)"
+echo "## Card push: 'meishi card push' to N contacts listening, each in its own namespace (total time), then key rotations reaching them"
 # Every contact listens on its own host (one listener per port and probe group); Mei pushes from
 # another. Each run signs a newer card (a second apart: the listener takes only a newer one),
 # and counts as done when every contact reported "delivered".
@@ -401,11 +401,32 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
     fi
     times+=($(( (end - start) / 1000000 )))
   done
+  # Key rotation (issue 26): each run replaces Mei's keys ('id rotate') and pushes the statements
+  # with her card under the key the contacts hold; done when every contact moved to the new key.
+  rtimes=()
+  for r in $(seq "$pushruns"); do
+    sleep 1
+    "$meishi" --home "$phome/mei" id rotate --yes >/dev/null 2>&1
+    start=$(now_ns)
+    ip netns exec "mbp$hosts" "$meishi" --home "$phome/mei" card push "${refs[@]}" --timeout 10 >"$phome/rotate-$r.txt" 2>&1 || true
+    end=$(now_ns)
+    delivered=$(grep -c '^delivered to' "$phome/rotate-$r.txt" || true)
+    moved=$(cat "$phome"/listen-*.log | grep -c "moved to a new key" || true)
+    if [ "$delivered" != "$pushed" ] || [ "$moved" != $((pushed * r)) ]; then
+      echo "rotation run $r: $delivered of $pushed delivered, $moved moves logged"; cat "$phome/rotate-$r.txt"
+      for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
+      scripts/netns.sh down mbp "$hosts"; unlock_namespaces
+      exit 1
+    fi
+    rtimes+=($(( (end - start) / 1000000 )))
+  done
   for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   scripts/netns.sh down mbp "$hosts"
   unlock_namespaces
   median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   echo "card push to $pushed listening contacts        median $median ms over $pushruns runs (all: ${times[*]} ms; each run: probe, handshake and card per contact, at once)"
+  rmedian=$(printf '%s\n' "${rtimes[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  echo "rotation reaching $pushed listening contacts     median $rmedian ms over $pushruns runs (all: ${rtimes[*]} ms; each run: 'id rotate', then 'card push' of the statements and card under the old key, every contact moved)"
 else
   echo "(not root: the card push run is skipped)"
 fi

@@ -80,14 +80,7 @@ extension ContactStore {
             }
             // Met again under the new DID before the statement came: that contact joins this one.
             if let other = try Contact.filter(Column("did") == last.newDID).fetchOne(db), other.id != contact.id {
-                for table in ["contact_card", "meeting", "card_push"] {
-                    try db.execute(sql: "UPDATE \(table) SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
-                }
-                try db.execute(sql: "UPDATE OR IGNORE contact_tag SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
-                try db.execute(sql: "UPDATE OR IGNORE contact_note SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
-                contact.trust = max(contact.trust, other.trust)
-                contact.lastSeen = max(contact.lastSeen, other.lastSeen)
-                _ = try Contact.deleteOne(db, key: other.id!)
+                try Self.fold(other, into: &contact, in: db)
             }
             for s in chain[start...] {
                 try db.execute(sql: """
@@ -121,5 +114,24 @@ extension ContactStore {
 
     static func rotations(of contactID: Int64, in db: Database) throws -> [KeyRotation] {
         try Row.fetchAll(db, sql: "SELECT * FROM key_rotation WHERE contactId = ? ORDER BY time, id", arguments: [contactID]).map(KeyRotation.init(row:))
+    }
+}
+
+extension ContactStore {
+    /// Moves what the store keeps about `other` (its cards, meetings, pushes, and my note and
+    /// tags where `contact` has none) to `contact`, which keeps the higher trust and the wider
+    /// seen times, and deletes `other`. The caller updates `contact`.
+    static func fold(_ other: Contact, into contact: inout Contact, in db: Database) throws {
+        for table in ["contact_card", "meeting", "card_push"] {
+            try db.execute(sql: "UPDATE \(table) SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
+        }
+        try db.execute(sql: "UPDATE OR IGNORE contact_tag SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
+        try db.execute(sql: "UPDATE OR IGNORE contact_note SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
+        contact.trust = max(contact.trust, other.trust)
+        contact.lastSeen = max(contact.lastSeen, other.lastSeen)
+        contact.firstSeen = min(contact.firstSeen, other.firstSeen)
+        contact.conflictsWith = contact.conflictIDs.filter { $0 != other.id }.map(String.init).joined(separator: ",")
+        if contact.conflictsWith == "" { contact.conflictsWith = nil }
+        _ = try Contact.deleteOne(db, key: other.id!)
     }
 }

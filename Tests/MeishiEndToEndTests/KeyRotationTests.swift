@@ -224,12 +224,12 @@ import MeishiStore
         let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
         let port = try await MessageDeliveryTests.listeningPort(ken.recorder)
         #expect(!port.isEmpty)
-        let pushed = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json")
+        let pushed = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json", "--timeout", "120")
         #expect(pushed.status == 0 && pushed.out.contains("\"delivered\""), "\(pushed.out) \(pushed.err)")
         // Pushed again: the new key now (a card was given since the rotation), heard by the same listener.
         mei.now = mei.now.addingTimeInterval(5)
         ken.now = mei.now
-        let again = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json")
+        let again = await mei("card", "push", "Ken", "--peer", "127.0.0.1:\(port)", "--json", "--timeout", "120")
         #expect(again.status == 0 && again.out.contains("\"delivered\""), "\(again.out) \(again.err)")
         listening.cancel()
         let listened = await listening.value
