@@ -381,6 +381,13 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
   hosts=$((pushed + 1))
   scripts/netns.sh down mbp "$hosts"; scripts/netns.sh up mbp "$hosts"
   lpids=()
+  # A run that did not reach every contact: what it printed, then the listeners and hosts go.
+  push_failed() {
+    echo "$1"; cat "$2"
+    for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
+    scripts/netns.sh down mbp "$hosts"; unlock_namespaces
+    exit 1
+  }
   for i in $(seq "$pushed"); do
     ip netns exec "mbp$i" "$meishi" --home "$phome/c$i" listen --for 600 >/dev/null 2>"$phome/listen-$i.log" & lpids+=($!)
   done
@@ -393,12 +400,7 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
     ip netns exec "mbp$hosts" "$meishi" --home "$phome/mei" card push "${refs[@]}" --timeout 10 >"$phome/push-$r.txt" 2>&1 || true
     end=$(now_ns)
     delivered=$(grep -c '^delivered to' "$phome/push-$r.txt" || true)
-    if [ "$delivered" != "$pushed" ]; then
-      echo "card push run $r: $delivered of $pushed delivered"; cat "$phome/push-$r.txt"
-      for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
-      scripts/netns.sh down mbp "$hosts"; unlock_namespaces
-      exit 1
-    fi
+    [ "$delivered" = "$pushed" ] || push_failed "card push run $r: $delivered of $pushed delivered" "$phome/push-$r.txt"
     times+=($(( (end - start) / 1000000 )))
   done
   # Key rotation (issue 26): each run replaces Mei's keys ('id rotate') and pushes the statements
@@ -413,10 +415,7 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
     delivered=$(grep -c '^delivered to' "$phome/rotate-$r.txt" || true)
     moved=$(cat "$phome"/listen-*.log | grep -c "moved to a new key" || true)
     if [ "$delivered" != "$pushed" ] || [ "$moved" != $((pushed * r)) ]; then
-      echo "rotation run $r: $delivered of $pushed delivered, $moved moves logged"; cat "$phome/rotate-$r.txt"
-      for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
-      scripts/netns.sh down mbp "$hosts"; unlock_namespaces
-      exit 1
+      push_failed "rotation run $r: $delivered of $pushed delivered, $moved moves logged" "$phome/rotate-$r.txt"
     fi
     rtimes+=($(( (end - start) / 1000000 )))
   done

@@ -11,10 +11,9 @@ prints anything it recomputes the HELLO, REPLY and sealed ENVELOPE of fixtures/m
 (§9.4, made by meishi) from the same keys, so this Noise is checked against meishi's and the
 published cacophony vector meishi's is checked against.
 """
-import json
-import os
 import sys
 
+import vectorkit
 from vectorkit import delivery, pub, signed_card, x25519
 
 
@@ -43,20 +42,5 @@ def compute(messages):
     }
 
 
-def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "fixtures", "messages", "vectors.json")) as f:
-        messages = json.load(f)
-    text = json.dumps(compute(messages), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        with open(sys.argv[2], encoding="utf-8") as f:
-            if f.read() != text:
-                sys.exit("push-vectors.py: %s is not what this script computes" % sys.argv[2])
-        return
-    if len(sys.argv) != 1:
-        sys.exit(__doc__)
-    sys.stdout.write(text)
-
-
 if __name__ == "__main__":
-    main()
+    vectorkit.main(compute, "push-vectors.py")

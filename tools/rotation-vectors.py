@@ -11,12 +11,10 @@ each statement is signed with `cryptography`'s Ed25519 by the old and the new ke
 and time of fixtures/messages/vectors.json. Statements that must be refused come with the
 verdict a reader gives.
 """
-import json
-import os
-import sys
 
 import rfc8785
 
+import vectorkit
 from vectorkit import b64url, delivery, ed25519_did, pub, signed_card, x25519
 
 FORMAT = "meishi-rotation-v1"
@@ -77,20 +75,5 @@ def compute(messages):
     }
 
 
-def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "fixtures", "messages", "vectors.json")) as f:
-        messages = json.load(f)
-    text = json.dumps(compute(messages), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        with open(sys.argv[2], encoding="utf-8") as f:
-            if f.read() != text:
-                sys.exit("rotation-vectors.py: %s is not what this script computes" % sys.argv[2])
-        return
-    if len(sys.argv) != 1:
-        sys.exit(__doc__)
-    sys.stdout.write(text)
-
-
 if __name__ == "__main__":
-    main()
+    vectorkit.main(compute, "rotation-vectors.py")

@@ -1,13 +1,13 @@
 """Key set-up shared by the vector scripts of docs/PROTOCOL.md §9.7 and §10 (push-vectors.py,
 rotation-vectors.py): fixed X25519 and Ed25519 keys from one repeated byte, base58/base64url,
 did:key, a §2 card signed over JCS, and Noise_KK_25519_ChaChaPoly_SHA256 written out from the
-Noise specification (revision 34) with `cryptography`; no code of meishi.
+Noise specification (revision 34) with `cryptography`; no code of meishi. exchange-vectors.py
+takes its base58 and base64url from here too.
 """
 import base64
 import hashlib
 import hmac
 
-import rfc8785
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -150,6 +150,7 @@ def signed_card(seed_byte, box_public, timestamp):
         "signPubKey": b64url(raw), "pubKey": b64url(box_public), "timestamp": timestamp, "level": "public",
         "cardFields": {"name": "Mei Tanaka", "title": "Lead", "phone": ["+81 3 1234 5678"]},
     }
+    import rfc8785  # only the card needs it (exchange-vectors.py imports this module without it)
     payload["payloadSignature"] = b64url(key.sign(b"meishi-card-v1\x00" + rfc8785.dumps(payload)))
     return rfc8785.dumps(payload)
 
@@ -167,3 +168,23 @@ def delivery(tag, unix_time, inner, answer):
     i_send, _ = initiator.sym.split()
     _, r_send = responder.sym.split()  # the responder sends with the second key
     return hello, reply, bytes([0x52]) + i_send.encrypt(b"", inner), bytes([0x52]) + r_send.encrypt(b"", answer)
+
+
+def main(compute, script):
+    """A vector script's command line: prints what `compute(messages)` returns (from the keys of
+    fixtures/messages/vectors.json) as JSON, or with `--check FILE` exits 1 unless FILE holds it."""
+    import json
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "fixtures", "messages", "vectors.json")) as f:
+        messages = json.load(f)
+    text = json.dumps(compute(messages), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            if f.read() != text:
+                sys.exit("%s: %s is not what this script computes" % (script, sys.argv[2]))
+        return
+    if len(sys.argv) != 1:
+        sys.exit(sys.modules["__main__"].__doc__)
+    sys.stdout.write(text)
