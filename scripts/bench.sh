@@ -457,7 +457,7 @@ else
 fi
 
 echo
-echo "## Card push: 'meishi card push' to N contacts listening, each in its own namespace (total time)"
+echo "## Card push: 'meishi card push' to N contacts listening, each in its own namespace (total time), then key rotations reaching them"
 # Every contact listens on its own host (one listener per port and probe group); Mei pushes from
 # another. Each run signs a newer card (a second apart: the listener takes only a newer one),
 # and counts as done when every contact reported "delivered".
@@ -480,6 +480,13 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
   hosts=$((pushed + 1))
   scripts/netns.sh down mbp "$hosts"; scripts/netns.sh up mbp "$hosts"
   lpids=()
+  # A run that did not reach every contact: what it printed, then the listeners and hosts go.
+  push_failed() {
+    echo "$1"; cat "$2"
+    for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
+    scripts/netns.sh down mbp "$hosts"; unlock_namespaces
+    exit 1
+  }
   for i in $(seq "$pushed"); do
     ip netns exec "mbp$i" "$meishi" --home "$phome/c$i" listen --for 600 >/dev/null 2>"$phome/listen-$i.log" & lpids+=($!)
   done
@@ -492,19 +499,32 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
     ip netns exec "mbp$hosts" "$meishi" --home "$phome/mei" card push "${refs[@]}" --timeout 10 >"$phome/push-$r.txt" 2>&1 || true
     end=$(now_ns)
     delivered=$(grep -c '^delivered to' "$phome/push-$r.txt" || true)
-    if [ "$delivered" != "$pushed" ]; then
-      echo "card push run $r: $delivered of $pushed delivered"; cat "$phome/push-$r.txt"
-      for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; done
-      scripts/netns.sh down mbp "$hosts"; unlock_namespaces
-      exit 1
-    fi
+    [ "$delivered" = "$pushed" ] || push_failed "card push run $r: $delivered of $pushed delivered" "$phome/push-$r.txt"
     times+=($(( (end - start) / 1000000 )))
+  done
+  # Key rotation (issue 26): each run replaces Mei's keys ('id rotate') and pushes the statements
+  # with her card under the key the contacts hold; done when every contact moved to the new key.
+  rtimes=()
+  for r in $(seq "$pushruns"); do
+    sleep 1
+    "$meishi" --home "$phome/mei" id rotate --yes >/dev/null 2>&1
+    start=$(now_ns)
+    ip netns exec "mbp$hosts" "$meishi" --home "$phome/mei" card push "${refs[@]}" --timeout 10 >"$phome/rotate-$r.txt" 2>&1 || true
+    end=$(now_ns)
+    delivered=$(grep -c '^delivered to' "$phome/rotate-$r.txt" || true)
+    moved=$(cat "$phome"/listen-*.log | grep -c "moved to a new key" || true)
+    if [ "$delivered" != "$pushed" ] || [ "$moved" != $((pushed * r)) ]; then
+      push_failed "rotation run $r: $delivered of $pushed delivered, $moved moves logged" "$phome/rotate-$r.txt"
+    fi
+    rtimes+=($(( (end - start) / 1000000 )))
   done
   for p in "${lpids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
   scripts/netns.sh down mbp "$hosts"
   unlock_namespaces
   median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   echo "card push to $pushed listening contacts        median $median ms over $pushruns runs (all: ${times[*]} ms; each run: probe, handshake and card per contact, at once)"
+  rmedian=$(printf '%s\n' "${rtimes[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  echo "rotation reaching $pushed listening contacts     median $rmedian ms over $pushruns runs (all: ${rtimes[*]} ms; each run: 'id rotate', then 'card push' of the statements and card under the old key, every contact moved)"
 else
   echo "(not root: the card push run is skipped)"
 fi

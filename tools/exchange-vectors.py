@@ -50,16 +50,7 @@ def domain(label):
 
 # ---- §1.1, §1.2: did:key and the fingerprint ----
 
-B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
-def base58btc(b):
-    n = int.from_bytes(b, "big")
-    out = ""
-    while n:
-        n, r = divmod(n, 58)
-        out = B58[r] + out
-    return "1" * (len(b) - len(b.lstrip(b"\x00"))) + out
+from vectorkit import b58 as base58btc, b64url  # noqa: E402  (shared with push-vectors.py, rotation-vectors.py)
 
 
 def did_key(ed_public):
@@ -72,11 +63,6 @@ def fingerprint(ed_public):
 
 
 # ---- §2: a signed card (JCS of ASCII strings and integers is sorted, compact JSON) ----
-
-def b64url(b):
-    import base64
-    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-
 
 def jcs(obj):
     def ascii_keys(o):

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
 from xchacha import xchacha20poly1305_open
 
-FILES = {"identity.key", "identity.json", "card.json", "solidarity.key", "meishi.sqlite"}
+FILES = {"identity.key", "identity.json", "card.json", "solidarity.key", "rotations.json", "previous-box.key", "meishi.sqlite"}
 
 
 def b64url(text):

@@ -34,6 +34,9 @@ public struct FieldName: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let email = FieldName(unchecked: "email")
     public static let phone = FieldName(unchecked: "phone")
     public static let url = FieldName(unchecked: "url")
+    /// Another identity of the card's holder (a Solidarity P-256 did:key), named by the signed
+    /// card itself: with the other card naming this one back, the two are one person (PROTOCOL §6.5).
+    public static let sameAs = FieldName(unchecked: "x-same-as")
 
     private init(unchecked raw: String) { rawValue = raw }
 

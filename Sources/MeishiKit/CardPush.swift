@@ -55,9 +55,35 @@ public enum CardPushService {
 
     /// Pushes my card, signed at each target's level, to every target at once (each found by its
     /// pair's probe, or at `peer`); records each delivered push.
+    /// A key rotation to hand over with the card: my statements, and the X25519 key they replace
+    /// (while it is kept) to reach the contacts that know only it.
+    public struct Rotation: Sendable {
+        public let statements: [RotationStatement]
+        public let previous: PreviousBoxKey?
+
+        public init(statements: [RotationStatement], previous: PreviousBoxKey?) {
+            self.statements = statements
+            self.previous = previous
+        }
+    }
+
+    /// Pushes my card, signed at each target's level, to every target at once (each found by its
+    /// pair's probe, or at `peer`); records each delivered push. With `rotation`, a target that
+    /// has had no card of mine since the last rotation is sent the statements with the card,
+    /// under the old X25519 key.
     public static func push(_ card: Card, to targets: [Target], identity: Identity, store: ContactStore, peer: (host: String, port: Int)?,
-                            timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
+                            rotation: Rotation? = nil, timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
                             log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> [Result] {
+        var rotating: Set<Int64> = []
+        if let rotation, let last = rotation.statements.last, rotation.previous != nil {
+            for t in targets {
+                let given: Bool
+                do { given = try store.gaveCard(to: t.contact.id!, since: last.time) } catch { throw .store(error) }
+                if !given { rotating.insert(t.contact.id!) }
+            }
+        }
+        let chain = rotation.map { $0.statements.flatMap(\.bytes) }
+        let rotatingIDs = rotating
         // Signed once per level, before the network: a card that cannot be shared fails first.
         var signed: [DisclosureLevel: [UInt8]] = [:]
         let now = clock()
@@ -70,10 +96,13 @@ public enum CardPushService {
                 group.addTask {
                     let outcome: Outcome
                     do {
-                        let keys = try PairKeys(mine: identity.boxKey, theirs: target.contact.pubKey!, sending: true)
+                        let old = rotatingIDs.contains(target.contact.id!) ? rotation?.previous?.boxKey : nil
+                        let mine = old ?? identity.boxKey
+                        let keys = try PairKeys(mine: mine, theirs: target.contact.pubKey!, sending: true)
                         let (verdict, address) = try await MessageTransport.push(
-                            card: payloads[target.level]!, to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
-                            keys: keys, staticKey: identity.boxKey, clock: clock, seconds: timeoutSeconds, log: log)
+                            card: payloads[target.level]!, rotation: old == nil ? nil : chain,
+                            to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
+                            keys: keys, staticKey: mine, clock: clock, seconds: timeoutSeconds, log: log)
                         switch verdict {
                         case .stored: outcome = .delivered(address: address)
                         case .refused(let r): outcome = .refused(r, address: address)
@@ -102,6 +131,36 @@ public enum CardPushService {
         return out
     }
 
+    /// Checks and applies a key rotation pushed by `senderDID` (the contact the handshake
+    /// authenticated, under its old key): the statements must verify and chain from that DID, the
+    /// card be of the chain's last new DID; the contact then moves to it (`applyRotation`) and the
+    /// card is stored as its newer card. What was applied comes back with the verdict.
+    public static func acceptRotation(_ statements: [UInt8], card bytes: [UInt8], from senderDID: String, store: ContactStore,
+                                      now: Int64, verifier: CardVerifier) -> (CardPushVerdict, RotationApplied?) {
+        guard bytes.count <= ProximityPayload.maximumEncodedSize else { return (.refused(.oversized), nil) }
+        guard let chain = try? RotationStatement.verifyChain(statements) else { return (.refused(.invalidRotation), nil) }
+        guard let card = try? verifier.verify(bytes) else { return (.refused(.invalidCard), nil) }
+        guard card.payload.senderDID == chain.last!.newDID else { return (.refused(.otherDID), nil) }
+        guard let held = try? store.contact(did: senderDID) else {
+            if let r = try? store.rotation(replacing: senderDID) {
+                return (.refused(r.newDID == chain.last!.newDID ? .rotationApplied : .superseded), nil)
+            }
+            return (.refused(.unknownSender), nil)
+        }
+        guard held.trust != .unsigned else { return (.refused(.unsignedSender), nil) }
+        guard chain.contains(where: { $0.oldDID == senderDID }) else { return (.refused(.rotationOfUnknownKey), nil) }
+        let incoming = Contact(card: card, trust: .signed, source: .push, seen: now)
+        switch try? store.applyRotation(chain, card: incoming, held: senderDID, now: now) {
+        case .success(let applied)?: return (.stored(timestamp: card.payload.timestamp), applied)
+        case .failure(.alreadyApplied)?: return (.refused(.rotationApplied), nil)
+        case .failure(.replacedAlready)?: return (.refused(.superseded), nil)
+        case .failure(.notNewer)?: return (.refused(.notNewer), nil)
+        case .failure(.cardOfAnotherDID)?: return (.refused(.otherDID), nil)
+        case .failure(.neverHeld)?: return (.refused(.rotationOfUnknownKey), nil)
+        case nil: return (.refused(.storeFailed), nil)
+        }
+    }
+
     /// Checks and stores a card pushed by `senderDID` (the contact the handshake authenticated):
     /// it must verify like any card, be that contact's (not another DID's), and be newer than the
     /// card held; it is then stored (the earlier one stays in the history). The store outcome
@@ -111,7 +170,12 @@ public enum CardPushService {
         guard bytes.count <= ProximityPayload.maximumEncodedSize else { return (.refused(.oversized), nil) }
         guard let card = try? verifier.verify(bytes) else { return (.refused(.invalidCard), nil) }
         guard card.payload.senderDID == senderDID else { return (.refused(.otherDID), nil) }
-        guard let held = try? store.contact(did: senderDID) else { return (.refused(.unknownSender), nil) }
+        guard let held = try? store.contact(did: senderDID) else {
+            // Pushed under a key the contact has since replaced (a push racing its rotation, or
+            // whoever holds the old key now): the contact is held under the new key.
+            if (try? store.rotation(replacing: senderDID)) != nil { return (.refused(.superseded), nil) }
+            return (.refused(.unknownSender), nil)
+        }
         guard held.trust != .unsigned else { return (.refused(.unsignedSender), nil) }
         guard card.payload.timestamp > held.cardTimestamp else { return (.refused(.notNewer), nil) }
         // The trust stays what it was (`store` keeps the higher): a push proves the key, not a meeting.

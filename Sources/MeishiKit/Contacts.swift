@@ -47,15 +47,15 @@ public struct ContactsService: Sendable {
     }
 
     /// The one contact `ref` names, with what its earlier signed cards said that its current
-    /// card does not (newest card first), its meetings (oldest first), my note and tags, and how
-    /// it was first seen (`source` is the latest card's).
+    /// card does not (newest card first), its meetings (oldest first), my note and tags, how it
+    /// was first seen (`source` is the latest card's) and the key rotations it followed.
     public func show(_ ref: String) throws(MeishiError)
-        -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes, firstSource: ContactSource) {
+        -> (Contact, earlier: [EarlierValues], meetings: [Meeting], notes: PrivateNotes, firstSource: ContactSource, rotations: [KeyRotation]) {
         let store = try open(readOnly: true)
         do {
             let c = try store.resolve(ref)
             return (c, try store.earlierValues(of: c), try store.meetings(of: c.id!), try store.privateNotes(of: c.id!),
-                    try store.firstSource(of: c))
+                    try store.firstSource(of: c), try store.rotations(of: c.id!))
         } catch { throw .store(error) }
     }
 

@@ -18,6 +18,8 @@ public struct ExchangeService: Sendable {
         public let commonFriends: CommonFriendsReport?
         /// The message phase: ours delivered or not, theirs stored or not.
         public let messages: ExchangeMessageOutcome?
+        /// The peer handed over key rotations from a DID held here: the contact moved to the card's DID.
+        public var rotated: RotationApplied?
     }
 
     /// `exchange --message`: a note for the person met, sealed for their card's key once it verified.
@@ -211,7 +213,10 @@ struct Pairings: Sendable {
                 return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock(), log: log)
             })
         // The post-card phases, in their order (docs/PROTOCOL.md §8): each session gets its own.
-        participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks)] }
+        // My key rotations, handed over in phase 3 (an empty frame when I never rotated).
+        let myRotations = try IdentityStore(home: home).myRotations().flatMap(\.bytes)
+        participant.phases = { [CommonFriendsExchangePhase(friendsRequest), ExchangeMessagePhase(messageHooks),
+                                RotationPhase(statements: myRotations)] }
         self.participant = participant
         self.request = request
         self.contacts = contacts
@@ -227,13 +232,22 @@ struct Pairings: Sendable {
         case .pake: .code
         case .digits: request.confirmedByPerson ? .digits : .none
         }
-        let stored: StoreOutcome
-        if let already = early.outcome(result.peerCard.payload.senderDID) {
+        var stored: StoreOutcome
+        var rotated: RotationApplied?
+        let meeting = Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: request.event, gave: request.level)
+        if let chain = result.phase(RotationPhase.self)?.received, !chain.isEmpty,
+           case .success(let applied)? = try? store.applyRotation(
+               chain, card: Contact(card: result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, seen: clock()),
+               held: nil, now: clock(), meeting: early.outcome(result.peerCard.payload.senderDID) == nil ? meeting : nil) {
+            // A contact held under an old DID of the peer moved to the card's DID (one stored by
+            // the message phase under the new DID just now is folded into it).
+            rotated = applied
+            stored = applied.card
+        } else if let already = early.outcome(result.peerCard.payload.senderDID) {
             stored = already
         } else {
             stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
-                                      meeting: Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: request.event,
-                                                       gave: request.level), in: store)
+                                      meeting: meeting, in: store)
         }
         var report: ExchangeService.CommonFriendsReport?
         if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {
@@ -249,7 +263,8 @@ struct Pairings: Sendable {
         }
         return ExchangeService.Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
                                        authentication: authentication, commonFriends: report,
-                                       messages: result.phase(ExchangeMessagePhase.self)?.outcome)
+                                       messages: result.phase(ExchangeMessagePhase.self)?.outcome,
+                                       rotated: rotated)
     }
 }
 

@@ -13,7 +13,8 @@ public struct HomeBackup: Sendable {
     /// Largest backup read back, in bytes.
     public static let maximumBytes = 1 << 30
     /// The files a backup may hold, in the order a restore writes them: the identity's last.
-    static let fileNames = [ContactStore.fileName, "card.json", "solidarity.key", "identity.json", "identity.key"]
+    static let fileNames = [ContactStore.fileName, "card.json", "solidarity.key", "rotations.json", "previous-box.key", "identity.json",
+                            "identity.key"]
     /// The files a backup must hold.
     static let requiredFiles: Set<String> = ["identity.json", "identity.key"]
     /// Largest card.json or key file taken into a backup.
@@ -43,7 +44,9 @@ public struct HomeBackup: Sendable {
         let did = try IdentityStore(home: home).loadPublic().did
         var files: [String: JSONValue] = [:]
         for (name, path) in [("identity.key", home.secretKeyPath), ("identity.json", home.publicIdentityPath),
-                             ("card.json", home.cardPath), ("solidarity.key", home.solidarityKeyPath)] where SecureFile.exists(path) {
+                             ("card.json", home.cardPath), ("solidarity.key", home.solidarityKeyPath),
+                             // After `id rotate`: my statements, and the old X25519 key while it is kept.
+                             ("rotations.json", home.rotationsPath), ("previous-box.key", home.previousBoxKeyPath)] where SecureFile.exists(path) {
             var bytes = try SecureFile.read(path, limit: Self.maximumSmallFileBytes)
             defer { wipe(&bytes) }
             guard bytes.count <= Self.maximumSmallFileBytes else { throw .fileTooLarge(path: path, limit: Self.maximumSmallFileBytes) }

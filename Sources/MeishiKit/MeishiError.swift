@@ -27,6 +27,10 @@ public enum MeishiError: Error, Sendable {
     case identityExists(home: String)
     /// `identity.key`, `identity.json` or `solidarity.key` is not a meishi identity file (or is inconsistent).
     case identityDamaged(path: String)
+    /// `id rotate` twice within one second: the statements are ordered by their time.
+    case rotatedThisSecond
+    /// `rotations.json` is not a chain of valid supersession statements.
+    case rotationsDamaged(path: String)
     /// `init --restore FILE`: the file is not an identity backup (a card, a key file, anything else).
     case notABackup(path: String)
     /// `restore FILE`: the file is not a home backup (`meishi backup` writes one).

@@ -187,6 +187,7 @@ public struct MessageService: Sendable {
                        log: @escaping @Sendable (String) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
                        cardUpdated: @escaping @Sendable (StoreOutcome) -> Void = { _ in },
+                       keyRotated: @escaping @Sendable (RotationApplied) -> Void = { _ in },
                        note: (@Sendable (ReceivedNote) -> Void)? = nil, openingText: Bool = false,
                        listening: @escaping @Sendable (Int, Int) -> Void) async throws(MeishiError) -> ListenOutcome {
         let store = try contacts.open()
@@ -221,6 +222,16 @@ public struct MessageService: Sendable {
             let (verdict, outcome) = CardPushService.accept(bytes, from: did, store: store, now: clock(), verifier: CardVerifier(clock: clock))
             counts.add(verdict)
             if let outcome { cardUpdated(outcome) }
+            return verdict
+        }, acceptRotation: { statements, bytes, did in
+            let (verdict, applied) = CardPushService.acceptRotation(statements, card: bytes, from: did, store: store, now: clock(),
+                                                                    verifier: CardVerifier(clock: clock))
+            counts.add(verdict)
+            if let applied {
+                // Its probes and connections come under the new key from now on.
+                if let key = applied.contact.pubKey { table.add(applied.contact.did, key: key) }
+                keyRotated(applied)
+            }
             return verdict
         }, clock: clock, log: log)
         // Notes that expire while it runs are purged (and the WAL checkpointed) within a second or

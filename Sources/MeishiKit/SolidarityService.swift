@@ -18,6 +18,23 @@ public enum SolidarityService {
         let key = try SolidarityKeyStore(home: home).loadOrCreate(for: identity, passphrases: passphrases)
         return SolidarityCard.sign(fields: disclosed, key: key, sameAs: [identity.did], issuedAt: now, id: id)
     }
+
+    /// Names the identity's Solidarity DID in my meishi card (`x-same-as`, public), replacing any
+    /// other, so the meishi cards I sign from now on prove the link the Solidarity card claims;
+    /// returns the DID when the card changed (nil: it named it already, or there is no key yet).
+    public static func linkCard(home: Home) throws(MeishiError) -> String? {
+        guard let did = SolidarityKeyStore(home: home).storedDID() else { return nil }
+        let cards = CardService(home: home)
+        do {
+            return try home.exclusively { () throws -> String? in
+                var card = try cards.loadCard()
+                if card.fields[.sameAs]?.map(\.value) == [did] { return nil }
+                try card.set(.sameAs, did, level: .public)
+                try cards.saveCard(card)
+                return did
+            }
+        } catch let e as MeishiError { throw e } catch let e as CardError { throw .card(e) } catch { throw .cannotWrite(path: home.cardPath, reason: "\(error)") }
+    }
 }
 
 extension ContactsService {
@@ -28,7 +45,11 @@ extension ContactsService {
     public func add(_ verified: VerifiedSolidarityCard, now: Int64, event: String? = nil,
                     in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {
         if SolidarityKeyStore(home: home).storedDID() == verified.did { throw .ownSolidarityCard }
-        let contact = Contact(did: verified.did, fields: verified.card.fields, level: .public, trust: .signed,
+        // The DIDs its `sameAs` names, kept as the card's claim: with a meishi card naming this
+        // DID back, the two are one contact (`ContactStore.store`).
+        var fields = verified.card.fields
+        if !verified.card.linkedDIDs.isEmpty { fields[.sameAs] = verified.card.linkedDIDs }
+        let contact = Contact(did: verified.did, fields: fields, level: .public, trust: .signed,
                               source: SolidarityService.source, seen: now, cardTimestamp: verified.card.issuedAt,
                               payload: Data(verified.card.text.utf8))
         let target: ContactStore

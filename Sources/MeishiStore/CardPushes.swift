@@ -58,6 +58,16 @@ extension ContactStore {
         }
     }
 
+    /// Whether the contact received a card of mine (at an exchange or by a push) at or after `time`.
+    public func gaveCard(to contactID: Int64, since time: Int64) throws(StoreError) -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM meeting WHERE contactId = ? AND gave IS NOT NULL AND at >= ?)
+                    OR EXISTS (SELECT 1 FROM card_push WHERE contactId = ? AND at >= ?)
+                """, arguments: [contactID, time, contactID, time]) ?? false
+        }
+    }
+
     /// Records a delivered push.
     public func record(_ push: CardPush) throws(StoreError) {
         try write { db in

@@ -24,6 +24,9 @@ public enum StoreError: Error, Equatable, Sendable {
     case nulCharacter(field: String)
     /// `split` found no merge into the contact left to undo, and why.
     case nothingToSplit(id: Int64, name: String?, NothingToSplit)
+    /// A card of a DID its holder replaced (`KeyRotation`): contact `contactID` moved from it to
+    /// `newDID` at `at`; nothing was stored.
+    case superseded(did: String, newDID: String, at: Int64, contactID: Int64)
 }
 
 /// What storing a card did.
@@ -193,6 +196,41 @@ public final class ContactStore: Sendable {
 
     static func store(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
         try refuseNUL(incoming)
+        guard let partner = try provenPartner(of: incoming, in: db) else { return try storePlain(incoming, in: db) }
+        // One person with two signed identities, each card naming the other (`sameAs`): one
+        // contact, the meishi (Ed25519) one, which keeps the other's cards in its history.
+        if DIDKey.ed25519PublicKey(from: incoming.did) != nil {
+            let outcome = try storePlain(incoming, in: db)
+            var primary = outcome.contact
+            try fold(partner, into: &primary, in: db)
+            try primary.update(db)
+            let others = outcome.conflicts.filter { $0.id != partner.id }
+            switch outcome {
+            case .added: return .added(primary, conflicts: others)
+            case .updated: return .updated(primary, conflicts: others)
+            case .unchanged: return .unchanged(primary)
+            }
+        }
+        var primary = partner
+        if let separate = try Contact.filter(Column("did") == incoming.did).fetchOne(db) { try fold(separate, into: &primary, in: db) }
+        primary.lastSeen = max(primary.lastSeen, incoming.lastSeen)
+        try keepCards([incoming], of: &primary, in: db)
+        try primary.update(db)
+        return .unchanged(primary)
+    }
+
+    /// The contact `incoming` is one person with: a signed contact whose DID `incoming` names in
+    /// `x-same-as` and whose own card names `incoming`'s DID there too. A claim one way only
+    /// links nothing.
+    static func provenPartner(of incoming: Contact, in db: Database) throws -> Contact? {
+        guard incoming.trust > .unsigned, let claimed = incoming.fields[.sameAs], !claimed.isEmpty else { return nil }
+        return try Contact.filter(claimed.contains(Column("did"))).fetchAll(db).first { other in
+            other.trust > .unsigned && other.did != incoming.did && (other.fields[.sameAs] ?? []).contains(incoming.did)
+        }
+    }
+
+    /// Stores `incoming` by its DID alone (see `store`).
+    static func storePlain(_ incoming: Contact, in db: Database) throws -> StoreOutcome {
         if var existing = try Contact.filter(Column("did") == incoming.did).fetchOne(db) {
             let stored = existing  // as it arrived, for the history
             existing.lastSeen = max(existing.lastSeen, incoming.lastSeen)
@@ -219,6 +257,10 @@ public final class ContactStore: Sendable {
             try noteLookAlike(updated.id!, on: conflicts, in: db)
             updated.replaced = ReplacedCard(fields: existing.fields, level: existing.level)
             return .updated(updated, conflicts: conflicts)
+        }
+        // An old QR code or file of someone who has since replaced the key: never a new contact.
+        if incoming.trust != .unsigned, let r = try rotation(replacing: incoming.did, in: db) {
+            throw StoreError.superseded(did: incoming.did, newDID: r.newDID, at: r.time, contactID: r.contactID)
         }
         var (added, conflicts) = try insertNew(incoming, in: db)
         try keepCards([incoming], of: &added, in: db)

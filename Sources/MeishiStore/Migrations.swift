@@ -205,6 +205,21 @@ extension ContactStore {
             }
             try db.create(index: "import_merge_on_key", on: "import_merge", columns: ["key"])
         }
+        // Key rotations contacts made (`KeyRotations.swift`): every supersession statement applied
+        // to a contact, kept as it arrived, so a card of an old DID is known as superseded and a
+        // replayed statement as one.
+        m.registerMigration("v10-key-rotations") { db in
+            try db.create(table: "key_rotation") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("contactId", .integer).notNull().references("contact", onDelete: .cascade)
+                t.column("oldDID", .text).notNull().unique()
+                t.column("newDID", .text).notNull()
+                t.column("time", .integer).notNull()
+                t.column("received", .integer).notNull()
+                t.column("statement", .blob).notNull()
+            }
+            try db.create(index: "key_rotation_on_contact", on: "key_rotation", columns: ["contactId", "time"])
+        }
         return m
     }
 

@@ -60,13 +60,18 @@ struct CardPushCommand: MeishiCommand {
         let targets = try CardPushService.targets(refs, level: level, fallback: fallback, store: store)
         guard !targets.isEmpty else { throw MeishiFailure.nobodyToPushTo }
         let card = try session.cards.loadCard()
-        let identity = try session.loadIdentity()
+        let (identity, passphrase) = try session.identities.loadRemembering(passphrases: ctx.passphrases)
+        // After `id rotate`: the statements go with the card to contacts not given one since.
+        let statements = try session.identities.myRotations()
+        let rotation = statements.isEmpty ? nil : CardPushService.Rotation(
+            statements: statements,
+            previous: try session.identities.previousBoxKey(passphrases: GivenPassphrases(value: passphrase), now: ctx.unixNow))
         let out = ctx.out
         let spinner = Spinner(enabled: !json && ctx.terminal.standardErrorIsTerminal, sink: ctx.standardError, width: ctx.terminal.width)
         spinner.start("pushing your card to \(targets.count) contact\(targets.count == 1 ? "" : "s") (up to \(timeout.seconds) s)…")
         let results = try await CardPushService.push(
             card, to: targets, identity: identity, store: store, peer: peer.flatMap(MessagePort.split).map { (host: $0.0, port: $0.1) },
-            timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
+            rotation: rotation, timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
             log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } })
         spinner.stop()
         if json {

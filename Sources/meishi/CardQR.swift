@@ -98,6 +98,11 @@ struct CardQR: SynchronousCommand {
                                            passphrases: ctx.passphrases, now: ctx.unixNow), .utf8)
             : try QRService.content(card: card, level: level, only: only, vcard: vcard, home: session.home,
                                     passphrases: ctx.passphrases, now: ctx.unixNow)
+        // The meishi card names the Solidarity identity back, so the link is proven both ways.
+        if solidarity, let did = try SolidarityService.linkCard(home: session.home) {
+            ctx.out.note("your meishi card now names this Solidarity identity (x-same-as \(did), public): contacts holding both "
+                         + "cards keep them as one contact once they have a meishi card signed since")
+        }
         let ecc = ecc ?? (solidarity ? .L : .M)
         let what = vcard ? "unsigned vCard" : solidarity ? "Solidarity card" : "signed card"
         if format == .text {

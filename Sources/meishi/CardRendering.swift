@@ -72,7 +72,8 @@ enum CardRendering {
     /// `firstSource` is how it was first seen (`contacts show`), when it differs from `source`,
     /// the latest card's, which the "last seen" row then names.
     static func contact(_ c: Contact, earlier earlierCards: [EarlierValues] = [], meetings: [Meeting] = [],
-                        notes: PrivateNotes = PrivateNotes(), firstSource: ContactSource? = nil) -> String {
+                        notes: PrivateNotes = PrivateNotes(), firstSource: ContactSource? = nil,
+                        rotations: [KeyRotation] = []) -> String {
         var rows: [(String, String)] = [("did", c.did)]
         if let k = c.signPubKey { rows.append(("fingerprint", k.fingerprint)) }
         let first = firstSource ?? c.source
@@ -102,6 +103,8 @@ enum CardRendering {
         if earlierCards.isEmpty, let f = c.earlierFields {
             out += "\nfrom earlier cards: " + fieldCounts(f) + "\n" + block(f, rows: [])
         }
+        // Newest first: "rotated key on 2026-11-26 (was did:key:z6Mk…)", a statement signed by both keys.
+        for r in rotations.reversed() { out += "\nrotated key on \(day(r.time)) (was \(Console.safe(r.oldDID)))" }
         if !meetings.isEmpty { out += "\nmet:\n" + meetings.map { "  " + meeting($0) }.joined(separator: "\n") }
         if !notes.tags.isEmpty { out += "\nyour tags: " + notes.tags.map(Console.safe).joined(separator: ", ") }
         if let note = notes.note {
@@ -167,6 +170,15 @@ enum CardRendering {
         return "\(name(new)) \(tag) updated their card" + (changes.isEmpty ? " (nothing changed)" : ": " + changes.map(change).joined(separator: ", "))
     }
 
+    /// "Ken Sato moved to a new key (rotated on 2026-11-26, did:key:z6Mk…): title changed" for a
+    /// key rotation `listen` or an exchange applied.
+    static func rotated(_ r: RotationApplied) -> String {
+        let changes = r.card.contact.changes
+        let when = r.rotations.last.map { day($0.time) } ?? "?"
+        return "\(name(r.contact.name)) (#\(r.contact.id ?? 0)) moved to a new key (rotated on \(when), was \(Console.safe(r.from)))"
+            + (changes.isEmpty ? "" : ": " + changes.map(change).joined(separator: ", "))
+    }
+
     /// One change of a card in words: "+url", "phone ×2 no longer shared", "title changed".
     static func change(_ c: FieldChange) -> String {
         func times(_ n: Int) -> String { n > 1 ? " ×\(n)" : "" }
@@ -193,7 +205,7 @@ enum CardRendering {
     static func json(_ c: Contact) -> JSONValue { json(c, earlier: nil) }
 
     static func json(_ c: Contact, earlier: [EarlierValues]?, meetings: [Meeting]? = nil, notes: PrivateNotes? = nil,
-                     firstSource: ContactSource? = nil) -> JSONValue {
+                     firstSource: ContactSource? = nil, rotations: [KeyRotation]? = nil) -> JSONValue {
         var obj: [String: JSONValue] = [
             "id": .number(Double(c.id ?? 0)),
             "did": .string(c.did),
@@ -226,6 +238,13 @@ enum CardRendering {
             })
         }
         if let meetings { obj["meetings"] = .array(meetings.map(json)) }
+        // The keys it replaced, oldest first, each with the time it was replaced and when that was learnt.
+        if let rotations {
+            obj["rotations"] = .array(rotations.map { r in
+                .object(["oldDID": .string(r.oldDID), "newDID": .string(r.newDID), "time": .string(date(r.time)),
+                         "received": .string(date(r.received))])
+            })
+        }
         if let notes {
             obj["tags"] = .array(notes.tags.map(JSONValue.string))
             obj["note"] = notes.note.map(JSONValue.string) ?? .null

@@ -23,10 +23,10 @@ struct ContactsShow: SynchronousCommand {
     @OptionGroup var options: OneContactOptions
 
     func run(_ ctx: Context) throws {
-        let (c, earlier, meetings, notes, firstSource) = try global.session(ctx).contacts.show(options.ref)
+        let (c, earlier, meetings, notes, firstSource, rotations) = try global.session(ctx).contacts.show(options.ref)
         guard options.json else {
-            return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes, firstSource: firstSource))
+            return ctx.out.line(CardRendering.contact(c, earlier: earlier, meetings: meetings, notes: notes, firstSource: firstSource, rotations: rotations))
         }
-        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes, firstSource: firstSource))
+        ctx.out.json(CardRendering.json(c, earlier: earlier, meetings: meetings, notes: notes, firstSource: firstSource, rotations: rotations))
     }
 }

@@ -419,6 +419,7 @@ struct Exchange: MeishiCommand {
                 "commonFriends": o.commonFriends.map(Self.json) ?? .null,
                 "messages": o.messages.map(MessageWording.json) ?? .null,
                 "relay": relay.map { .object(["mailbox": .string("\($0.mailbox)"), "transit": .string("\($0.transit)")]) } ?? .null,
+                "rotatedFrom": o.rotated.map { .string($0.from) } ?? .null,
             ]))
             return
         }
@@ -426,7 +427,11 @@ struct Exchange: MeishiCommand {
         if let relay { out.note("exchanged through the transit relay \(relay.transit)") }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
-        if let replaced = CardRendering.replacement(c) { out.line(replaced) }
+        if let rotated = o.rotated {
+            out.line(CardRendering.rotated(rotated))
+        } else if let replaced = CardRendering.replacement(c) {
+            out.line(replaced)
+        }
         guard let report = o.commonFriends else { return }
         switch report.outcome {
         case .ran(let mode, _, let peerSetSize):

@@ -4,18 +4,32 @@ import MeishiCrypto
 import MeishiCard
 import MeishiKit
 
-struct Id: SynchronousCommand {
+struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "id",
+        abstract: "Show your DID, fingerprint and key file; back up or replace your keys.",
+        discussion: """
+            'meishi id' (= 'meishi id show') reads only the public identity: no passphrase is needed.
+
+            Examples:
+              meishi id
+              meishi id export -o meishi-backup.json
+              meishi id rotate
+            """,
+        subcommands: [IdShow.self, IdExport.self, IdRotate.self], defaultSubcommand: IdShow.self)
+}
+
+struct IdShow: SynchronousCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Show your DID, fingerprint and key file.",
         discussion: """
             Reads only the public identity: no passphrase is needed.
 
             Examples:
               meishi id
-              meishi id export -o meishi-backup.json
-            """,
-        subcommands: [IdExport.self])
+              meishi id --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -87,5 +101,72 @@ struct IdExport: SynchronousCommand {
         } else {
             ctx.out.bytes(bytes)
         }
+    }
+}
+
+struct IdRotate: SynchronousCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate",
+        abstract: "Replace your keys with new ones that your contacts follow.",
+        discussion: """
+            Makes a new Ed25519 key (a new DID) and a new X25519 key, and a statement that the old \
+            DID is replaced by the new one, signed by both keys (docs/PROTOCOL.md §10). The statement \
+            is kept in rotations.json and handed over with your card: 'meishi card push' delivers it to \
+            contacts running 'meishi listen', and every exchange hands it over; a contact holding your \
+            old DID checks both signatures and moves you to the new one, keeping history, notes, tags, \
+            meetings and trust. The old Ed25519 key is used once, to sign the statement, and not \
+            written anywhere; the old X25519 key is kept in previous-box.key (under the same \
+            passphrase) for 30 days, so that 'card push' can reach contacts who know only it, then \
+            deleted (--forget-old-key: now). Your card and contacts stay; the Solidarity key, bound to \
+            the old DID, is replaced on next use. Old QR codes of your card are then recognised as \
+            superseded by contacts who applied the statement. Asks first on a terminal.
+
+            Examples:
+              meishi id rotate
+              meishi card push
+              meishi id rotate --forget-old-key
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(name: .shortAndLong, help: "Replace the keys without asking.")
+    var yes = false
+
+    @Flag(help: "Only delete the old X25519 key kept since the last rotation (contacts not reached yet learn of it at the next exchange).")
+    var forgetOldKey = false
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func run(_ ctx: Context) throws {
+        let session = try global.session(ctx)
+        if forgetOldKey {
+            let forgot = try session.home.exclusively { session.identities.forgetPreviousBoxKey() }
+            if json { return ctx.out.json(.object(["forgotOldKey": .bool(forgot)])) }
+            return ctx.out.note(forgot ? "deleted the old X25519 key (\(session.home.previousBoxKeyPath))" : "no old key is kept: nothing to delete")
+        }
+        let before = try session.identities.loadPublic()
+        if !yes, ctx.terminal.isInteractive {
+            guard ctx.terminal.confirm("replace your keys (\(before.did)) with new ones? contacts follow once they get the statement [y/N] ")
+            else { throw MeishiFailure.keysNotReplaced }
+        }
+        let rotated = try session.home.exclusively { try session.identities.rotate(passphrases: ctx.passphrases, now: ctx.unixNow) }
+        let s = rotated.statement
+        if json {
+            return ctx.out.json(.object([
+                "oldDID": .string(s.oldDID), "newDID": .string(s.newDID), "time": .string(CardRendering.date(s.time)),
+                "fingerprint": .string(rotated.identity.publicIdentity.fingerprint),
+                "statement": .string(String(decoding: s.bytes.dropLast(), as: UTF8.self)),
+                "oldBoxKeyKeptUntil": .string(CardRendering.date(rotated.oldBoxKeyUntil)),
+            ]))
+        }
+        ctx.out.line("""
+            replaced     \(s.oldDID)
+            by           \(s.newDID)
+            fingerprint  \(rotated.identity.publicIdentity.fingerprint)
+            """)
+        ctx.out.note("the statement signed by both keys is in \(session.home.rotationsPath); the old X25519 key is kept until "
+                     + "\(CardRendering.day(rotated.oldBoxKeyUntil)) to reach contacts who know only it")
+        ctx.out.note("run 'meishi card push' to hand it to your contacts running 'meishi listen'; the others get it at the next exchange")
     }
 }

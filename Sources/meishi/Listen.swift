@@ -89,6 +89,7 @@ struct Listen: MeishiCommand {
                 identity: identity, port: port, seconds: duration?.seconds,
                 log: { line in out.note(line) },
                 cardUpdated: { outcome in if !quiet { Self.announce(outcome, on: out) } },
+                keyRotated: { applied in if !quiet { out.note(CardRendering.rotated(applied)) } },
                 note: { note in
                     if !quiet { out.note(Self.line(for: note, showingText: showsText)) }
                     notifier?.notify(note)

@@ -17,9 +17,17 @@ extension Scan {
         obj["stored"] = .bool(true)
         obj["result"] = .string(outcome.name)
         obj["contact"] = CardRendering.json(outcome.contact)
+        // Kept with the meishi contact whose card names this one back (PROTOCOL §6.5).
+        let linked = outcome.contact.did != verified.did
+        if linked { obj["sameAs"] = .string(outcome.contact.did) }
         if !json {
             CardRendering.printSolidarity(verified, note: "", out)
-            out.reportStored(outcome)
+            if linked {
+                out.line("kept with \(CardRendering.name(outcome.contact.name)) (#\(outcome.contact.id ?? 0)), \(outcome.contact.did): "
+                         + "the same person, each card naming the other")
+            } else {
+                out.reportStored(outcome)
+            }
         }
     }
 

@@ -153,6 +153,17 @@ public final class PairTagTable: Sendable {
         return known(tag, at: unixTime)
     }
 
+    /// Adds a contact's key learnt while the table is in use (a key rotation `listen` applied):
+    /// its tags join the window in hand. The pair of the key it replaced stays, so a card pushed
+    /// under the old key is still heard, and refused as superseded.
+    public func add(_ did: String, key: X25519.PublicKey) {
+        let fresh = Self.pairs(mine, [(did, key)])
+        pairs.withLockedValue { $0 += fresh }
+        state.withLockedValue { s in
+            if s.window != Int64.min { Self.addTags(of: fresh, window: s.window, to: &s.tags) }
+        }
+    }
+
     /// The tags of `pairs` for `window` and the windows either side of it. A tag already held
     /// keeps its first owner: a later contact whose card carries an earlier one's message key
     /// (Mallory's card with Carol's X25519 key) must not take Carol's notes over, which would

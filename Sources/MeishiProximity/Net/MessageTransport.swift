@@ -34,6 +34,15 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
     case notNewer = 11
     /// A pushed card does not verify (signature, shape, time).
     case invalidCard = 12
+    /// A card or key rotation of a key its holder replaced (docs/PROTOCOL.md §10): the receiver
+    /// holds the contact under a later key.
+    case superseded = 13
+    /// A key rotation whose statement does not verify (a signature, the shape, not a chain).
+    case invalidRotation = 14
+    /// A key rotation of a key the receiver never held for any contact.
+    case rotationOfUnknownKey = 15
+    /// A key rotation the receiver applied before (a replay): it holds the new key already.
+    case rotationApplied = 16
 
     public var description: String {
         switch self {
@@ -49,6 +58,10 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
         case .otherDID: "the card is another person's"
         case .notNewer: "not newer than the card held there"
         case .invalidCard: "the card did not verify"
+        case .superseded: "that key was replaced there by a later one"
+        case .invalidRotation: "the key rotation did not verify"
+        case .rotationOfUnknownKey: "the key rotation is for a key not held there"
+        case .rotationApplied: "the key rotation was applied there before"
         }
     }
 }
@@ -102,6 +115,10 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
 /// or, for `card push`, { 0x64 card: a signed card (§2) } answered by { 0x65 card ack: its
 /// timestamp (u64 BE) } or { 0x62 refusal: reason }.
 ///
+/// or, after `meishi id rotate`, { 0x66 rotation: chain length (u16 BE) ‖ the supersession
+/// statements (§10.1) ‖ the card signed by the new key } answered as a card is: sent under the
+/// old X25519 key, the only one the contact knows yet.
+///
 /// Inner types 0x60–0x6F are reserved for messages, also inside the exchange's sealed frames.
 public enum MessageFrame {
     public static let hello: UInt8 = 0x50
@@ -116,6 +133,8 @@ public enum MessageFrame {
     /// `card push`: a signed card (sender → listener), and the listener's "stored" (its timestamp).
     public static let card: UInt8 = 0x64
     public static let cardAck: UInt8 = 0x65
+    /// `card push` after a key rotation: the statements, then the card of the new key.
+    public static let rotation: UInt8 = 0x66
     public static let innerTypes: ClosedRange<UInt8> = 0x60...0x6F
 
     /// The Noise prologue: binds the version and the pair's tag into the handshake.
@@ -133,12 +152,17 @@ public struct MessageReceiver: Sendable {
     /// Checks and stores a pushed card from the contact the handshake authenticated; nil: pushed
     /// cards are refused as unexpected frames.
     public var acceptCard: (@Sendable (_ card: [UInt8], _ sender: String) -> CardPushVerdict)?
+    /// Checks and applies a key rotation (its statements and the new key's card) from the contact
+    /// the handshake authenticated under its old key; nil: refused as unexpected frames.
+    public var acceptRotation: (@Sendable (_ statements: [UInt8], _ card: [UInt8], _ sender: String) -> CardPushVerdict)?
     public var clock: @Sendable () -> Int64
     public var log: @Sendable (String) -> Void
 
     public init(staticKey: X25519.SecretKey, table: PairTagTable, accept: @escaping @Sendable ([UInt8], String) -> MessageVerdict,
                 acceptCard: (@Sendable ([UInt8], String) -> CardPushVerdict)? = nil,
+                acceptRotation: (@Sendable ([UInt8], [UInt8], String) -> CardPushVerdict)? = nil,
                 clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
+        self.acceptRotation = acceptRotation
         self.staticKey = staticKey
         self.table = table
         self.accept = accept
@@ -357,9 +381,21 @@ public enum MessageTransport {
                 do { inner = try receiving.open(Array(sealed.dropFirst())) } catch {
                     return refuse(MessageRefusal.authenticationFailed.description)
                 }
+                let pushed: CardPushVerdict?
                 if inner.first == MessageFrame.card, let acceptCard = receiver.acceptCard {
+                    pushed = acceptCard(Array(inner.dropFirst()), entry.owner)
+                } else if inner.first == MessageFrame.rotation, let acceptRotation = receiver.acceptRotation {
+                    if let (statements, card) = Self.splitRotation(Array(inner.dropFirst())) {
+                        pushed = acceptRotation(statements, card, entry.owner)
+                    } else {
+                        pushed = .refused(.invalidRotation)
+                    }
+                } else {
+                    pushed = nil
+                }
+                if let pushed {
                     let answer: [UInt8]
-                    switch acceptCard(Array(inner.dropFirst()), entry.owner) {
+                    switch pushed {
                     case .stored(let timestamp): answer = [MessageFrame.cardAck] + bigEndian(timestamp)
                     case .refused(let reason):
                         refuse("a card: " + reason.description)
@@ -378,6 +414,14 @@ public enum MessageTransport {
                 refuse("connection lost (\(error))")
             }
         }
+    }
+
+    /// A rotation frame's content: the statements (a u16 BE length, then as many bytes) and the card.
+    static func splitRotation(_ content: [UInt8]) -> (statements: [UInt8], card: [UInt8])? {
+        guard content.count > 2 else { return nil }
+        let n = Int(content[0]) << 8 | Int(content[1])
+        guard n > 0, content.count >= 2 + n else { return nil }
+        return (Array(content[2..<2 + n]), Array(content[(2 + n)...]))
     }
 
     /// Where `send` delivers: a `--peer HOST:PORT`, or whichever listener answers the pair's probe.
@@ -400,12 +444,16 @@ public enum MessageTransport {
 
     /// Pushes a signed card (`card push`, its bytes as signed) to `destination` as `send` delivers
     /// a message: the same probe, handshake and connection, the card in place of the envelope.
-    public static func push(card: [UInt8], to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
+    /// With `rotation` (the supersession statements), the card goes in a rotation frame, sent
+    /// under the old key the caller passes as `keys`/`staticKey`.
+    public static func push(card: [UInt8], rotation: [UInt8]? = nil, to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
                             log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (CardPushVerdict, String) {
         let deadline = ExchangeTransport.now() + seconds
         let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
-        let answer = try await converse([MessageFrame.card] + card, to: address, label: label, keys: keys, staticKey: staticKey,
+        let inner = rotation.map { r in [MessageFrame.rotation, UInt8(r.count >> 8), UInt8(r.count & 0xFF)] + r + card }
+            ?? [MessageFrame.card] + card
+        let answer = try await converse(inner, to: address, label: label, keys: keys, staticKey: staticKey,
                                         unixTime: clock(), deadline: deadline)
         switch answer.first {
         case MessageFrame.cardAck? where answer.count == 9:

@@ -16,7 +16,7 @@ extension MeishiFailure {
              .homeBackupHeader, .homeBackupDamaged, .homeNotEmpty: self.init(home: e)
         case .noIdentity, .identityExists, .notABackup, .identityDamaged, .keyExposed, .keyLimitsTooHigh, .passphraseNeeded,
              .emptyPassphrase, .passphrasesDiffer, .wrongPassphrase, .cannotDecrypt, .cannotEncrypt, .cannotBackUp,
-             .solidarityKeyOfOtherIdentity: self.init(identity: e)
+             .solidarityKeyOfOtherIdentity, .rotatedThisSecond, .rotationsDamaged: self.init(identity: e)
         case .cardFileDamaged, .cardFileRefused, .shareTooLarge, .ownCard, .ownSolidarityCard, .vcard, .notOneCard, .nothingToImport,
              .unsignedContact, .storedCardInvalid: self.init(card: e)
         case .cannotMessage: self.init(message: e)

@@ -42,6 +42,13 @@ extension MeishiFailure {
         case .solidarityKeyOfOtherIdentity(let path, let owner):
             self.init("\(path) belongs to another identity (\(TerminalText.sanitized(owner)))",
                       hint: "move it away; a new Solidarity key is made on next use", status: .dataError)
+        case .rotatedThisSecond:
+            self.init("your key was replaced less than a second ago; nothing was changed", hint: "wait a second and run it again",
+                      status: .timedOut)
+        case .rotationsDamaged(let path):
+            self.init("\(path) is damaged: it is not a chain of key rotations signed by both keys",
+                      hint: "restore it from a backup (meishi restore); contacts will learn of the rotation at the next exchange",
+                      status: .dataError)
         default: preconditionFailure("not a identity failure: \(e)")
         }
     }
@@ -76,6 +83,8 @@ extension MeishiFailure {
         MeishiFailure("\(path) already exists: a backup may be the only copy of a key, so it is not overwritten",
                       hint: "choose another file name, or pass --force to replace it", status: .cannotCreate)
     }
+
+    static let keysNotReplaced = MeishiFailure("nothing changed: your keys are as they were", status: .failure)
 
     static let notEncrypted = MeishiFailure("the secret key has no passphrase", hint: "meishi passphrase set", status: .usage)
 

@@ -34,6 +34,11 @@ extension MeishiFailure {
                       + "version of meishi, which did not record merges, may have merged cards into it",
                       hint: "if it mixes several cards, delete it (meishi contacts delete \(id)) and import the original files again",
                       status: .dataError)
+        case .superseded(let did, let newDID, let at, let id):
+            self.init("this card is superseded: its key \(Console.safe(did)) was replaced on \(CardRendering.day(at)) by "
+                      + "\(Console.safe(newDID)) (contact #\(id)); nothing was stored",
+                      hint: "see 'meishi contacts show \(id)'; a card signed by the old key may come from whoever holds it now",
+                      status: .dataError)
         }
     }
 
