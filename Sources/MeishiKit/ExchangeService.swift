@@ -153,6 +153,11 @@ struct Pairings: Sendable {
     let friendSet: FriendSet
     let early: StoredOnce
     let clock: @Sendable () -> Int64
+    /// How the meeting is recorded when it is not told by the code: at a table or through a relay.
+    let meetingPlace: MeetingKind?
+
+    /// The meeting's kind: a table or a relay, else a code (CPace) or an exchange (digits, --yes).
+    func meetingKind(code: Bool) -> MeetingKind { meetingPlace ?? (code ? .code : .exchange) }
 
     /// At a table (`table`) each pair blinds its own common-friends set (no blinding is shared
     /// between peers), and every pair compares the contacts held before the table began.
@@ -162,6 +167,7 @@ struct Pairings: Sendable {
             request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message,
             request.event)
         let log = conversation.log
+        let place: MeetingKind? = if table { .table } else if case .relay = request.endpoint { .relay } else { nil }
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         _ = try CardService.share(card, level: level, only: only)
         let contacts = ContactsService(home: home)
@@ -205,7 +211,8 @@ struct Pairings: Sendable {
                 do {
                     try early.store(peer.payload.senderDID) { () throws(MeishiError) in
                         try contacts.add(peer, trust: .met, source: .exchange, now: clock(),
-                                         meeting: Meeting(at: clock(), how: code != nil ? .code : .exchange, event: event, gave: level), in: store)
+                                         meeting: Meeting(at: clock(), how: place ?? (code != nil ? .code : .exchange), event: event, gave: level),
+                                         in: store)
                     }
                 } catch {
                     return .refused(.storeFailed)
@@ -224,6 +231,7 @@ struct Pairings: Sendable {
         self.friendSet = friendSet
         self.early = early
         self.clock = clock
+        meetingPlace = place
     }
 
     /// Stores the peer of a finished pairing (once: the message phase may have stored it) with its common friends.
@@ -234,7 +242,7 @@ struct Pairings: Sendable {
         }
         var stored: StoreOutcome
         var rotated: RotationApplied?
-        let meeting = Meeting(at: clock(), how: authentication == .code ? .code : .exchange, event: request.event, gave: request.level)
+        let meeting = Meeting(at: clock(), how: meetingKind(code: authentication == .code), event: request.event, gave: request.level)
         if let chain = result.phase(RotationPhase.self)?.received, !chain.isEmpty,
            case .success(let applied)? = try? store.applyRotation(
                chain, card: Contact(card: result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, seen: clock()),

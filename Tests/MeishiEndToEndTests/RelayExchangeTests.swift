@@ -182,6 +182,9 @@ final class WormholeServers {
         #expect(ra.json["authentication"] as? String == "code" && rb.json["trust"] as? String == "met")
         #expect((ra.json["relay"] as? [String: Any])?["transit"] as? String == servers.transitAddress)
         #expect((ra.json["messages"] as? [String: Any])?["sent"] as? String == "stored", "\(ra.stdout)")
+        // The meeting is recorded as through a relay (issue 26: how we met).
+        let shown = try mei("contacts", "show", "Ken", "--json").json
+        #expect((shown["meetings"] as? [[String: Any]])?.compactMap { $0["how"] as? String } == ["relay"], "\(shown)")
         servers.stop()
         // The servers did see meishi (so the search below looked at the right files) …
         let written = servers.everythingWritten()

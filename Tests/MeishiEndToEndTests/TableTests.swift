@@ -66,6 +66,9 @@ extension NamespaceExchangeTests {
             let friendsHeld = me <= 2 ? ["Ann Two", "Bea Common"] : ["Bea Common"]
             #expect(try Self.contactNames(people[i]) == (others + friendsHeld).sorted(), "person \(me)")
         }
+        // The meeting is recorded as a table (issue 26: how we met), not as a pairwise code.
+        let shown = try people[0]("contacts", "show", "Person 2", "--json").json
+        #expect((shown["meetings"] as? [[String: Any]])?.compactMap { $0["how"] as? String } == ["table"], "\(shown)")
     }
 
     /// A ninth host with a wrong code (the same N, other words) next to a table of eight: it stores
