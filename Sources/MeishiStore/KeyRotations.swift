@@ -125,6 +125,19 @@ extension ContactStore {
         for table in ["contact_card", "meeting", "card_push"] {
             try db.execute(sql: "UPDATE \(table) SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
         }
+        // The later common-friends comparison of the two stays with `contact`, and `other` as
+        // someone's common friend becomes `contact` (the cascade would drop both).
+        let at = { (id: Int64) in try Int64.fetchOne(db, sql: "SELECT at FROM friend_comparison WHERE contactId = ?", arguments: [id]) }
+        if let theirs = try at(other.id!), try at(contact.id!).map({ theirs > $0 }) ?? true {
+            try db.execute(sql: "DELETE FROM friend_comparison WHERE contactId = ?", arguments: [contact.id!])
+            try db.execute(sql: """
+                INSERT INTO friend_comparison (contactId, mode, at, peerSetSize, found)
+                SELECT ?, mode, at, peerSetSize, found FROM friend_comparison WHERE contactId = ?
+                """, arguments: [contact.id!, other.id!])
+            try db.execute(sql: "UPDATE common_friend SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
+        }
+        try db.execute(sql: "UPDATE OR IGNORE common_friend SET friendId = ? WHERE friendId = ?", arguments: [contact.id!, other.id!])
+        try db.execute(sql: "DELETE FROM common_friend WHERE contactId = ? AND friendId = ?", arguments: [contact.id!, contact.id!])
         try db.execute(sql: "UPDATE OR IGNORE contact_tag SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
         try db.execute(sql: "UPDATE OR IGNORE contact_note SET contactId = ? WHERE contactId = ?", arguments: [contact.id!, other.id!])
         contact.trust = max(contact.trust, other.trust)

@@ -148,9 +148,18 @@ import MeishiStore
         let other = try store.store(Contact(card: met, trust: .signed, source: .qr, seen: Self.t0 - 8),
                                     meeting: Meeting(at: Self.t0 - 8, how: .qr)).contact.id!
         #expect(other != id)
+        // Common friends found with the new key before the statement came, and the new key as
+        // someone else's common friend, stay after the fold (issue 26: "keeping … common-friends results").
+        let ann = Self.identity()
+        let annCard = try CardVerifier(clock: { Self.t0 }).verify(try Self.card(of: ann, name: "Ann Lee", at: Self.t0 - 9))
+        let annID = try store.store(Contact(card: annCard, trust: .met, source: .exchange, seen: Self.t0 - 9)).contact.id!
+        try store.recordCommonFriends(of: other, friendIDs: [annID], mode: "ecdh", at: Self.t0 - 8, peerSetSize: 3)
+        try store.recordCommonFriends(of: annID, friendIDs: [other], mode: "ecdh", at: Self.t0 - 9, peerSetSize: 3)
         let statement = RotationStatement.sign(old: old.signingKey, new: new.signingKey, time: Self.t0 - 10)
         #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 5), from: old.did, store).0 == .stored(timestamp: Self.t0 - 5))
-        #expect(try store.count() == 1)
+        #expect(try store.count() == 2)
+        #expect(try store.commonFriends(of: id)?.friends.map(\.id) == [annID])
+        #expect(try store.commonFriends(of: annID)?.friends.map(\.id) == [id])
         let c = try #require(try store.contact(did: new.did))
         #expect(c.id == id && c.trust == .met)
         #expect(try store.meetings(of: id).map(\.how) == [.code, .qr])
