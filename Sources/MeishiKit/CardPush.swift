@@ -143,6 +143,11 @@ public enum CardPushService {
         guard card.payload.senderDID == chain.last!.newDID else { return (.refused(.otherDID), nil) }
         guard let held = try? store.contact(did: senderDID) else {
             if let r = try? store.rotation(replacing: senderDID) {
+                // The same rotation and card again (its answer was lost): acknowledged again, nothing changes.
+                if r.newDID == chain.last!.newDID, let now = try? store.contact(did: r.newDID),
+                   now.cardTimestamp == card.payload.timestamp {
+                    return (.stored(timestamp: card.payload.timestamp), nil)
+                }
                 return (.refused(r.newDID == chain.last!.newDID ? .rotationApplied : .superseded), nil)
             }
             return (.refused(.unknownSender), nil)

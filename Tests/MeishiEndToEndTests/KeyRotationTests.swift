@@ -58,8 +58,11 @@ import MeishiStore
         #expect(try store.rotations(of: id).map { [$0.oldDID, $0.newDID] } == [[old.did, new.did]])
         #expect(try store.rotations(of: id).first?.statement == statement.bytes)
 
-        // Replayed: the listener still hears the old key, and says it was applied.
-        #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 5), from: old.did, store).0 == .refused(.rotationApplied))
+        // Sent again (only the old key's holder can: Noise KK): acknowledged again, nothing changes;
+        // the same rotation with another card is refused as applied.
+        #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 5), from: old.did, store).0 == .stored(timestamp: Self.t0 - 5))
+        #expect(try store.history(of: id).map(\.cardTimestamp) == [Self.t0 - 5, Self.t0 - 100])
+        #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 3), from: old.did, store).0 == .refused(.rotationApplied))
         // A card pushed under the old key after the rotation (a push racing it, or a thief).
         #expect(CardPushService.accept(try Self.card(of: old, title: "CEO", at: Self.t0 - 1), from: old.did, store: store, now: Self.t0,
                                        verifier: CardVerifier(clock: { Self.t0 })).0 == .refused(.superseded))
@@ -138,6 +141,21 @@ import MeishiStore
     /// A card of the new key that arrived before its statement (pushed under the new key, which
     /// the listener does not know yet, it is refused; met again at an exchange, it became a
     /// contact of its own): the statement then folds that contact into the one it moves.
+    /// A rotation pushed again because its answer was lost on the way back (a loaded listener cut
+    /// the connection after applying it, found by CI) is acknowledged again and changes nothing;
+    /// another card under the applied rotation is still refused.
+    @Test func aRotationPushedAgainIsAcknowledgedAgain() throws {
+        let old = Self.identity(), new = Self.identity()
+        let (_, store, id) = try Self.kenHolding(old)
+        let statement = RotationStatement.sign(old: old.signingKey, new: new.signingKey, time: Self.t0 - 10)
+        let card = try Self.card(of: new, at: Self.t0 - 5)
+        #expect(Self.accept([statement], card: card, from: old.did, store).0 == .stored(timestamp: Self.t0 - 5))
+        let history = try store.history(of: id).count
+        #expect(Self.accept([statement], card: card, from: old.did, store).0 == .stored(timestamp: Self.t0 - 5))
+        #expect(try store.history(of: id).count == history)
+        #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 4), from: old.did, store).0 == .refused(.rotationApplied))
+    }
+
     @Test func aNewKeyMetBeforeItsStatementIsFoldedIn() throws {
         let old = Self.identity(), new = Self.identity()
         let (_, store, id) = try Self.kenHolding(old)

@@ -381,6 +381,10 @@ public enum MessageTransport {
                 do { inner = try receiving.open(Array(sealed.dropFirst())) } catch {
                     return refuse(MessageRefusal.authenticationFailed.description)
                 }
+                // Everything the sender had to send has come: the time limit bounds waiting for a
+                // peer, not our own work. A slow store write (a loaded machine) cut the connection
+                // after a rotation was applied, and the sender, without its answer, called it lost.
+                timer.cancel()
                 let pushed: CardPushVerdict?
                 if inner.first == MessageFrame.card, let acceptCard = receiver.acceptCard {
                     pushed = acceptCard(Array(inner.dropFirst()), entry.owner)
