@@ -157,7 +157,10 @@ extension NamespaceExchangeTests {
         }
         kill(victim.0.processIdentifier, SIGKILL)
         victim.0.waitUntilExit()
-        for (i, r) in runs.map(Self.result).enumerated() {
+        let results = runs.map(Self.result)
+        // Someone paired with the victim before it died (it printed a "+ " line).
+        #expect(results.contains { Self.storedNames($0.1).contains("Person 4") }, "\(results.map(\.2))")
+        for (i, r) in results.enumerated() {
             let stored = Self.storedNames(r.1)
             let others = (1...3).filter { $0 != i + 1 }.map { "Person \($0)" }
             #expect(others.allSatisfy(stored.contains), "person \(i + 1): \(r.2)")
@@ -166,8 +169,10 @@ extension NamespaceExchangeTests {
                 #expect(r.0 == 0, "person \(i + 1): \(r.2)")
             } else {
                 #expect(r.0 == 75 && r.1["ended"] as? String == "timedOut", "person \(i + 1): \(r.2)")
+                // Reported when it was heard; killed fast, on a loaded machine, it may never have been
+                // (seen in a fresh-clone run: two members listed nobody). Never anyone else.
                 let failed = ((r.1["failed"] as? [[String: Any]]) ?? []).compactMap { $0["peer"] as? String }
-                #expect(failed.contains { $0 == "10.147.0.4" || $0.hasPrefix("fe80:") }, "person \(i + 1): \(failed)")
+                #expect(failed.allSatisfy { $0 == "10.147.0.4" || $0.hasPrefix("fe80:") }, "person \(i + 1): \(failed)")
             }
         }
     }
