@@ -280,6 +280,35 @@ import Testing
         #expect(!x.err.contains("shareTooLarge") && !x.err.contains("connect"), "\(x.err)")
     }
 
+    /// Trial 7, F19 and F23: `contacts list --tag/--event` ignored case for ASCII letters only
+    /// (while tags' de-duplication and --untag fold every letter), and `contacts search` found a
+    /// phone only by the digits as the contact typed them, not by its E.164 or national form.
+    @Test func tagsEventsAndPhonesAreFoundAsPeopleTypeThem() async throws {
+        var mei = InProcess()
+        #expect(await mei("init").status == 0)
+        #expect(await mei("card", "set", "name", "Mei Tanaka").status == 0)
+        #expect(await mei("card", "add", "phone", "+81 90 1234 5678").status == 0)
+        let card = await mei("card", "export").out
+        var ken = InProcess()
+        ken.now = mei.now.addingTimeInterval(10)
+        #expect(await ken("init").status == 0)
+        ken.stdin = Array(card.utf8)
+        #expect(await ken("contacts", "add", "-", "--event", "Über Fest").status == 0)
+        #expect(await ken("contacts", "tag", "1", "Ünï").status == 0)
+        for (option, text) in [("--tag", "ünï"), ("--tag", "ÜNÏ"), ("--tag", "Ünï"), ("--event", "über"), ("--event", "ÜBER FEST")] {
+            let r = await ken("contacts", "list", option, text)
+            #expect(r.status == 0 && r.out.contains("Mei Tanaka"), "\(option) \(text): \(r)")
+        }
+        #expect(!(await ken("contacts", "list", "--tag", "uni").out.contains("Mei Tanaka")))
+        for query in ["+819012345678", "819012345678", "090-1234-5678", "(090) 1234 5678", "+81 90 1234", "1234 5678"] {
+            let r = await ken("contacts", "search", query)
+            #expect(r.status == 0 && r.out.contains("Mei Tanaka"), "\(query): \(r)")
+        }
+        for query in ["090-9999-5678", "+44 90 1234 5678"] {
+            #expect(!(await ken("contacts", "search", query).out.contains("Mei Tanaka")), "\(query)")
+        }
+    }
+
     /// `contacts edit` runs the editor on a tags line and the note, checks the saved text, reopens
     /// on a mistake and refuses one left unchanged; an empty file cancels.
     @Test func contactsEditChecksOnSave() async throws {
