@@ -42,6 +42,22 @@ public struct CardService: Sendable {
         do { return try card.share(at: level, only: only) } catch { throw .card(error) }
     }
 
+    /// The first share (by level, public first) of `card` that a signature would make too big to
+    /// carry (over `ProximityPayload.maximumEncodedSize`) while that of `before` was not: the
+    /// level and its size. Signed with a throwaway key, so no passphrase is asked: every key
+    /// gives a signed card of the same size. A share without a name yet is left out.
+    public static func shareNoLongerFitting(_ card: Card, before: Card, now: Int64) -> (level: DisclosureLevel, bytes: Int)? {
+        let key = Identity(signingKey: Ed25519.SigningKey(), boxKey: X25519.SecretKey())
+        func size(_ c: Card, _ level: DisclosureLevel) -> Int? {
+            do { _ = try sign(c, level: level, only: nil, identity: key, now: now) } catch .shareTooLarge(let bytes) { return bytes } catch { return nil }
+            return nil
+        }
+        for level in DisclosureLevel.allCases.sorted() where size(before, level) == nil {
+            if let bytes = size(card, level) { return (level, bytes) }
+        }
+        return nil
+    }
+
     /// The signed card of a share at `level`, limited to `only` fields when given.
     public static func sign(_ card: Card, level: DisclosureLevel, only: Set<FieldName>?, identity: Identity, now: Int64,
                             shareId: String = ShareID.random()) throws(MeishiError) -> SignedCard {

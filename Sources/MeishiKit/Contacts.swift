@@ -75,6 +75,13 @@ public struct ContactsService: Sendable {
         do { return try store.setPrivateNotes(notes, of: contact.id!) } catch { throw .store(error) }
     }
 
+    /// Replaces my note and tags on `contact` if they are still `expected` (what `contacts edit`
+    /// started from); otherwise writes nothing and returns what they are now.
+    public func setPrivateNotes(_ notes: PrivateNotes, of contact: Contact, ifStill expected: PrivateNotes) throws(MeishiError) -> PrivateNotesUpdate {
+        let store = try open()
+        do { return try store.setPrivateNotes(notes, of: contact.id!, ifStill: expected) } catch { throw .store(error) }
+    }
+
     /// Adds (or with `removing`, removes) my tags on the contact `ref` names; the contact and its
     /// tags after.
     public func tag(_ ref: String, _ tags: [String], removing: Bool) throws(MeishiError) -> (Contact, [String]) {

@@ -169,7 +169,8 @@ struct Pairings: Sendable {
         let log = conversation.log
         let place: MeetingKind? = if table { .table } else if case .relay = request.endpoint { .relay } else { nil }
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
-        _ = try CardService.share(card, level: level, only: only)
+        // Signed, not only disclosed: a share too big to carry ends here, before a code is spent on it.
+        _ = try CardService.sign(card, level: level, only: only, identity: identity, now: clock())
         let contacts = ContactsService(home: home)
         let store = try contacts.open()
         var participant = ExchangeParticipant(

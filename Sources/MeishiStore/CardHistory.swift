@@ -106,23 +106,48 @@ extension ContactStore {
         return out
     }
 
+    /// Most signed cards kept in one contact's history: the first one received (how the contact
+    /// was first seen) and the newest others. A contact pushing card after card cannot grow the
+    /// store without bound (trial 7, F18).
+    public static let maximumHistoryPerContact = 50
+
     /// Keeps the signed cards of `received` in the history of `contact` (once per card: the same
-    /// bytes again are not kept twice) and refreshes the contact's `earlierFields` from it.
+    /// bytes again are not kept twice, nor the same fields under the same key signed again as the
+    /// newest kept card), within `maximumHistoryPerContact`, and refreshes the contact's
+    /// `earlierFields` from it.
     static func keepCards(_ received: [Contact], of contact: inout Contact, in db: Database) throws {
         guard let id = contact.id else { return }
         for incoming in received where incoming.trust > .unsigned {
             guard let payload = incoming.payload else { continue }
             let known = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM contact_card WHERE contactId = ? AND payload = ?)"),
                                           arguments: [id, payload]) ?? false
-            if !known {
-                var card = ReceivedCard(contactID: id, incoming)
-                try card.insert(db)
+            if known { continue }
+            if let newest = try ReceivedCard.filter(Column("contactId") == id).order(Column("cardTimestamp").desc, Column("id").desc).fetchOne(db),
+               newest.cardTimestamp <= incoming.cardTimestamp,
+               newest.fields == incoming.fields, newest.level == incoming.level, newest.trust == incoming.trust,
+               signer(of: newest.payload) == signer(of: payload) {
+                continue  // the same card signed again: nothing to keep
             }
+            var card = ReceivedCard(contactID: id, incoming)
+            try card.insert(db)
         }
+        try db.execute(sql: """
+            DELETE FROM contact_card WHERE contactId = ?1
+                AND id NOT IN (SELECT id FROM contact_card WHERE contactId = ?1 ORDER BY received, id LIMIT 1)
+                AND id NOT IN (SELECT id FROM contact_card WHERE contactId = ?1 ORDER BY cardTimestamp DESC, id DESC LIMIT ?2)
+            """, arguments: [id, maximumHistoryPerContact - 1])
         let cards = try history(of: id, in: db)
         let earlier = earlierValues(of: contact, history: cards)
         var union: [FieldName: [String]] = [:]
         for group in earlier { for (f, values) in group.fields { union[f, default: []] += values } }
         contact.earlierFields = union.isEmpty ? nil : union
+    }
+
+    /// The DID that signed a stored card (JSON payload or QR text), nil when it cannot be read.
+    static func signer(of payload: Data) -> String? {
+        if let text = String(data: payload, encoding: .utf8), text.hasPrefix(CardQRText.prefix) {
+            return try? CardQRText.decode(text).senderDID
+        }
+        return try? ProximityPayload.parse(Array(payload)).senderDID
     }
 }

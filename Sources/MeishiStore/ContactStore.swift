@@ -134,6 +134,8 @@ public final class ContactStore: Sendable {
             // Deleted rows (expired messages) are overwritten with zeros, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
             if trace { db.trace { logger.trace("sql: \($0)") } }
+            db.add(function: ContactStore.foldFunction)
+            db.add(function: ContactStore.digitsFunction)
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
@@ -384,6 +386,28 @@ public final class ContactStore: Sendable {
         return try read { db in try Contact.fetchAll(db, sql: sql, arguments: arguments) }
     }
 
+    /// `meishi_fold(text)`: the text lowercased for every letter (SQLite's LIKE and NOCASE fold ASCII only).
+    static let foldFunction = DatabaseFunction("meishi_fold", argumentCount: 1, pure: true) { values in
+        String.fromDatabaseValue(values[0])?.lowercased()
+    }
+
+    /// `meishi_digits(text)`: the ASCII digits of the text.
+    static let digitsFunction = DatabaseFunction("meishi_digits", argumentCount: 1, pure: true) { values in
+        String.fromDatabaseValue(values[0]).map { String($0.unicodeScalars.filter { ("0"..."9").contains($0) }) }
+    }
+
+    /// The digits a search query compares phones by, when it looks like a phone number (digits,
+    /// at least 6, with `+`, spaces, `-`, `.`, `/` and parentheses only): a national number's
+    /// leading zeros (trunk prefix) dropped, so that `090-1234-5678` is found in `+81 90 1234 5678`.
+    static func phoneDigits(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || " +-./()".unicodeScalars.contains($0) }) else { return nil }
+        var digits = String(trimmed.unicodeScalars.filter { ("0"..."9").contains($0) })
+        guard digits.count >= 6 else { return nil }
+        if !trimmed.hasPrefix("+") { digits = String(digits.drop { $0 == "0" }) }
+        return digits
+    }
+
     /// The listing as one SQL statement. Sorted by `contact_on_name`, so with a limit SQLite reads
     /// only the rows it returns (no sort of the whole table), which the tests check with EXPLAIN
     /// QUERY PLAN. Written out rather than built with the query interface, whose generation cost
@@ -397,19 +421,29 @@ public final class ContactStore: Sendable {
         }
         if let text = query.search, !text.isEmpty {
             let pattern = "%" + likeEscaped(text) + "%"
+            // A query that looks like a phone number is compared by its digits too, with the
+            // stored E.164 form (trial 7, F23): "+819012345678" and "090-1234-5678" find
+            // "+81 90 1234 5678" as the import's merge rules compare them.
+            let phone = phoneDigits(text).map { _ in
+                " OR id IN (SELECT contactId FROM contact_value WHERE field = 'phone'"
+                    + " AND (instr(meishi_digits(normalized), ?) > 0 OR instr(meishi_digits(value), ?) > 0))"
+            } ?? ""
             conditions.append("""
                 (name LIKE ? ESCAPE '\\' OR org LIKE ? ESCAPE '\\' OR did LIKE ? ESCAPE '\\'
-                 OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\'))
+                 OR id IN (SELECT contactId FROM contact_value WHERE value LIKE ? ESCAPE '\\')\(phone))
                 """)
             arguments += [pattern, pattern, pattern, pattern]
+            if let digits = phoneDigits(text) { arguments += [digits, digits] }
         }
+        // Events and tags ignore case for every letter, as tags' de-duplication and --untag do
+        // (SQLite's LIKE and NOCASE fold ASCII only: trial 7, F19).
         if let text = query.event, !text.isEmpty {
-            conditions.append("id IN (SELECT contactId FROM meeting WHERE event LIKE ? ESCAPE '\\')")
-            arguments += ["%" + likeEscaped(text) + "%"]
+            conditions.append("id IN (SELECT contactId FROM meeting WHERE instr(meishi_fold(event), ?) > 0)")
+            arguments += [text.lowercased()]
         }
         if let tag = query.tag {
-            conditions.append("id IN (SELECT contactId FROM contact_tag WHERE tag = ?)")
-            arguments += [tag]
+            conditions.append("id IN (SELECT contactId FROM contact_tag WHERE meishi_fold(tag) = ?)")
+            arguments += [tag.lowercased()]
         }
         var sql = "SELECT * FROM contact"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }

@@ -50,6 +50,14 @@ public struct PrivateNotes: Equatable, Sendable {
     }
 }
 
+/// What `setPrivateNotes(_:of:ifStill:)` did.
+public enum PrivateNotesUpdate: Equatable, Sendable {
+    /// Written: what is stored now.
+    case stored(PrivateNotes)
+    /// Not written: the note or tags changed since; what they are now.
+    case changed(PrivateNotes)
+}
+
 extension ContactStore {
     /// The contact's note and tags.
     public func privateNotes(of contactID: Int64) throws(StoreError) -> PrivateNotes {
@@ -79,17 +87,31 @@ extension ContactStore {
     /// Replaces the contact's note and tags (nil or empty removes them); returns what is stored.
     @discardableResult
     public func setPrivateNotes(_ notes: PrivateNotes, of contactID: Int64) throws(StoreError) -> PrivateNotes {
+        try write { db in try Self.replacePrivateNotes(notes, of: contactID, in: db) }
+    }
+
+    /// Replaces the contact's note and tags only if they are still `expected` (what an editor
+    /// started from), in one transaction: `.stored` with what is stored, or `.changed` with what
+    /// another command wrote meanwhile (nothing is written then).
+    public func setPrivateNotes(_ notes: PrivateNotes, of contactID: Int64,
+                                ifStill expected: PrivateNotes) throws(StoreError) -> PrivateNotesUpdate {
         try write { db in
-            try db.execute(sql: "DELETE FROM contact_note WHERE contactId = ?", arguments: [contactID])
-            if let note = notes.note, !note.isEmpty {
-                try db.execute(sql: "INSERT INTO contact_note (contactId, note) VALUES (?, ?)", arguments: [contactID, note])
-            }
-            try db.execute(sql: "DELETE FROM contact_tag WHERE contactId = ?", arguments: [contactID])
-            for tag in PrivateNotes.distinct(notes.tags) {
-                try db.execute(sql: "INSERT INTO contact_tag (contactId, tag) VALUES (?, ?)", arguments: [contactID, tag])
-            }
-            return try Self.privateNotes(of: contactID, in: db)
+            let current = try Self.privateNotes(of: contactID, in: db)
+            guard current == expected else { return .changed(current) }
+            return .stored(try Self.replacePrivateNotes(notes, of: contactID, in: db))
         }
+    }
+
+    private static func replacePrivateNotes(_ notes: PrivateNotes, of contactID: Int64, in db: Database) throws -> PrivateNotes {
+        try db.execute(sql: "DELETE FROM contact_note WHERE contactId = ?", arguments: [contactID])
+        if let note = notes.note, !note.isEmpty {
+            try db.execute(sql: "INSERT INTO contact_note (contactId, note) VALUES (?, ?)", arguments: [contactID, note])
+        }
+        try db.execute(sql: "DELETE FROM contact_tag WHERE contactId = ?", arguments: [contactID])
+        for tag in PrivateNotes.distinct(notes.tags) {
+            try db.execute(sql: "INSERT INTO contact_tag (contactId, tag) VALUES (?, ?)", arguments: [contactID, tag])
+        }
+        return try Self.privateNotes(of: contactID, in: db)
     }
 
     /// My note and tags read back from my own `contacts export --with-notes` (see

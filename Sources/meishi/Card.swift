@@ -45,11 +45,21 @@ func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) thro
     let message = try session.home.exclusively {
         var card = try session.cards.loadCard()
         let message: String
+        let before = card
         do throws(CardError) { message = try edit(&card) } catch { throw MeishiError.card(error) }
+        try refuseShareTooLarge(card, before: before, ctx)
         try session.cards.saveCard(card)
         return message
     }
     ctx.out.line(message)
+}
+
+/// Trial 7, F12: a value that makes a share too big to sign was accepted, and `exchange` found
+/// out after the code had matched. The edit is refused instead, nothing changed (exit 65).
+func refuseShareTooLarge(_ card: Card, before: Card, _ ctx: Context) throws {
+    if let (level, bytes) = CardService.shareNoLongerFitting(card, before: before, now: ctx.unixNow) {
+        throw MeishiFailure.shareWouldNotFit(level: level, bytes: bytes)
+    }
 }
 
 extension TerminalIO {

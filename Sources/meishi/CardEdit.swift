@@ -42,6 +42,11 @@ struct CardEdit: SynchronousCommand {
                 if current != original {
                     throw EditLoop.KeepFile(failure: MeishiFailure.cardChangedWhileEditing(Self.changedFields(original, current), kept: path))
                 }
+                if let (level, bytes) = CardService.shareNoLongerFitting(card, before: original, now: ctx.unixNow) {
+                    var failure = MeishiFailure.shareWouldNotFit(level: level, bytes: bytes)
+                    failure.message += "; the edited text is kept in \(Console.safe(path))"
+                    throw EditLoop.KeepFile(failure: failure)
+                }
                 try session.cards.saveCard(card)
             }
             ctx.out.line("saved your card (\(card.valueCount) value\(card.valueCount == 1 ? "" : "s"))")

@@ -137,8 +137,10 @@ struct ContactsEdit: SynchronousCommand {
         discussion: """
             Opens a 'tags:' line and a 'note:' line followed by the note. On save they are checked like \
             'contacts tag' and 'contacts note'; on a mistake the editor opens again with the error at the \
-            top. Saving an empty file, or leaving a mistake unchanged, keeps them as they were. The \
-            contact's card is not edited: it is signed by its owner.
+            top. Saving an empty file, or leaving a mistake unchanged, keeps them as they were. If \
+            another command changed the note or tags while the editor was open, nothing is saved: \
+            meishi says which changed, keeps your text in its file (contact-notes-edit-XXXXXX.txt in \
+            the home) and exits 75. The contact's card is not edited: it is signed by its owner.
 
             Example:
               EDITOR=nano meishi contacts edit ken
@@ -161,9 +163,17 @@ struct ContactsEdit: SynchronousCommand {
             } catch {
                 return .failure(EditLoop.Problem(line: error.line, message: error.reason))
             }
-        } save: { edited, _ in
+        } save: { edited, path in
             guard edited != notes else { return ctx.out.note("no changes") }
-            let saved = try session.contacts.setPrivateNotes(edited, of: contact)
+            // The edit applies to the note and tags it started from: a `contacts note` or `tag`
+            // run meanwhile is not undone; the edited text stays for the next try.
+            let saved: PrivateNotes
+            switch try session.contacts.setPrivateNotes(edited, of: contact, ifStill: notes) {
+            case .stored(let stored): saved = stored
+            case .changed(let current):
+                throw EditLoop.KeepFile(failure: MeishiFailure.ownNotesChangedWhileEditing(
+                    note: current.note != notes.note, tags: current.tags != notes.tags, kept: path))
+            }
             ctx.out.line("saved your note and tags on \(title): " + (saved.tags.isEmpty ? "no tags" : "tags " + saved.tags.map(Console.safe).joined(separator: ", "))
                          + (saved.note == nil ? ", no note" : ", a note of \(saved.note!.count) characters"))
         }

@@ -7,7 +7,9 @@ struct ContactsSearch: SynchronousCommand {
     static let configuration = CommandConfiguration(commandName: "search",
         abstract: "List the contacts whose name, org, DID, email or phone contains TEXT.",
         discussion: """
-            The same as 'meishi contacts list --search TEXT'.
+            The same as 'meishi contacts list --search TEXT'. TEXT that looks like a phone number \
+            (digits with +, spaces, -, ., / or parentheses) also matches by digits, in the phone's \
+            international form too: "+819012345678" and "090-1234-5678" find +81 90 1234 5678.
 
             Examples:
               meishi contacts search example.org

@@ -22,6 +22,8 @@ struct GlobalOptions: ParsableArguments {
 
     func validate() throws {
         if let remember, !(0...Agent.maximumSeconds).contains(remember.seconds) { throw ValidationError("--remember must be 0 to 12h") }
+        // `--home "$DIR"` with DIR unset would otherwise mean the person's own home.
+        if let home, home.allSatisfy(\.isWhitespace) { throw ValidationError("--home cannot be empty: name a directory, or leave --home out for the default home") }
     }
 
     /// The command's home, resolved from --home and the context's environment; starts logging.
@@ -33,13 +35,25 @@ struct GlobalOptions: ParsableArguments {
         LoggingSystem.bootstrapOnce(level: level, sink: ctx.standardError)
         let home = try Home.resolve(flag: home, environment: ctx.environment, workingDirectory: ctx.workingDirectory)
         try home.checkOwnership()
-        if verbose { ctx.out.debug("home \(home.path)" + (self.home != nil ? " (--home)" : ctx.environment["MEISHI_HOME"].map { _ in " (MEISHI_HOME)" } ?? "")) }
+        if verbose { ctx.out.debug("home \(home.path) (\(homeSource(ctx.environment)))") }
         // --remember, else the configuration file's remember (checked there), else off.
         let keep = try remember?.seconds ?? Settings.load(ctx).remember?.seconds ?? 0
         ctx.agent.remember(for: keep, console: ctx.out)
         let session = HomeSession(ctx: ctx, home: home, verbose: verbose)
         if needsIdentity, !session.identities.exists { throw MeishiError.noIdentity(home: home.path) }
         return session
+    }
+}
+
+extension GlobalOptions {
+    /// Where the home came from, as `Home.resolve` chose it: an empty MEISHI_HOME is ignored
+    /// and said to be, never named as the source of the default.
+    func homeSource(_ environment: [String: String]) -> String {
+        if home != nil { return "--home" }
+        if let env = environment["MEISHI_HOME"], !env.isEmpty { return "MEISHI_HOME" }
+        let ignored = environment["MEISHI_HOME"] != nil ? "; MEISHI_HOME is empty and ignored" : ""
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return "XDG_DATA_HOME" + ignored }
+        return "the default" + ignored
     }
 }
 

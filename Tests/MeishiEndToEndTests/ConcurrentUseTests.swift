@@ -164,6 +164,30 @@ import Testing
         #expect(kept.contains("title: From the editor"))
     }
 
+    /// Trial 7, F13: `contacts edit` saved over a note and a tag written by `contacts note` and
+    /// `contacts tag` while its editor was open. Now, as `card edit`, it is refused (exit 75),
+    /// names what changed, keeps what was written meanwhile and the edited text in its file.
+    @Test func aNoteWrittenWhileContactsEditIsOpenIsNotUndone() throws {
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        let mei = try CLI.withCard()
+        #expect(try ken("contacts", "add", try ken.file("mei.json", try mei.export())).status == 0)
+        #expect(try ken("contacts", "note", "1", "the old note").status == 0)
+        let dir = (ken.home as NSString).deletingLastPathComponent
+        // The editor: another command writes a note and a tag, then the edit appends to the note.
+        let editor = "echo \"$1\" > \(dir)/edit.started; '\(CLI.binary)' contacts note 1 'written meanwhile' >/dev/null && "
+            + "'\(CLI.binary)' contacts tag 1 added-meanwhile >/dev/null && echo 'from the editor' >>"
+        let editing = try Self.start(ken, ["contacts", "edit", "1"], environment: ["EDITOR": editor, "VISUAL": ""])
+        let log = String(decoding: editing.1.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        editing.0.waitUntilExit()
+        #expect(editing.0.terminationStatus == 75, "\(log)")
+        #expect(log.contains("your note and tags on this contact changed while the editor was open"), "\(log)")
+        #expect(try ken("contacts", "note", "1").stdout == "written meanwhile\n")
+        #expect(try ken("contacts", "show", "1").stdout.contains("your tags: added-meanwhile\n"))
+        let kept = try String(contentsOfFile: String(contentsOfFile: dir + "/edit.started", encoding: .utf8)
+            .trimmingCharacters(in: .newlines), encoding: .utf8)
+        #expect(kept.contains("the old note\nfrom the editor"), "\(kept)")
+    }
+
     /// Two `card edit` at once shared one file, `card-edit.txt`: each now has its own (mode
     /// 0600), the first save is kept and the second, made on the card as it was, is refused.
     @Test func twoEditSessionsHaveTheirOwnFiles() throws {

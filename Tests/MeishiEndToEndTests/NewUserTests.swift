@@ -225,6 +225,23 @@ import MeishiKit
         #expect(list.contains(await realKen("id", "--json").out.split(separator: "\"")[3]), "piped: whole DIDs")
     }
 
+    /// Trial 7, F16: `--home ""` (a script's unset `$DIR`) meant the person's own home, and an
+    /// empty MEISHI_HOME was named as the source of the default it did not give. Now the empty
+    /// flag is a usage error (nothing created anywhere) and the empty variable is said to be ignored.
+    @Test func anEmptyHomeIsRefusedAndAnEmptyMeishiHomeIgnored() async {
+        let xdg = Fixtures.temporaryDirectory() + "/xdg"
+        var someone = InProcess()
+        someone.environment = ["MEISHI_HOME": "", "XDG_DATA_HOME": xdg, "HOME": xdg + "/home"]
+        for flag in ["", " "] {
+            let r = await someone("init", "--home", flag)
+            #expect(r.status == 64 && r.err.contains("--home cannot be empty"), "\(r)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: xdg), "an empty --home created a home")
+        #expect(await someone("init").status == 0)
+        let v = await someone("id", "--verbose")
+        #expect(v.err.contains("meishi: debug: home \(xdg)/meishi (XDG_DATA_HOME; MEISHI_HOME is empty and ignored)"), "\(v.err)")
+    }
+
     @Test func verboseSaysEachStepAndStandardInputIsAnnounced() async {
         var mei = await Self.person(interactive: true)
         let r = await mei("contacts", "list", "--verbose")

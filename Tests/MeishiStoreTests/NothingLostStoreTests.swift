@@ -171,6 +171,28 @@ import MeishiCard
                                                           .url: ["https://mei.example"]])
     }
 
+    /// Trial 7, F18: every push of the same card signed again was kept (16 KiB each, a contact
+    /// could grow the listener's store without bound). The same fields under the same key as
+    /// the newest kept card are not kept again, and a contact's history holds at most
+    /// `maximumHistoryPerContact` cards: the first one received and the newest others.
+    @Test func theSameCardSignedAgainIsNotKeptAndTheHistoryIsCapped() throws {
+        let store = try ContactStore(path: path)
+        let fields: [FieldName: [String]] = [.name: ["Mei Tanaka"], .email: ["mei@example.org"]]
+        _ = try store.store(signed(fields, ts: 100, payload: "card-100"))
+        for ts in Int64(101)...110 { _ = try store.store(signed(fields, ts: ts, payload: "card-\(ts)")) }
+        #expect(try store.history(of: 1).map(\.payload) == [Data("card-100".utf8)])
+        #expect(try store.resolve("1").cardTimestamp == 110, "the contact holds the newest card")
+        let cap = ContactStore.maximumHistoryPerContact
+        for ts in Int64(200)..<Int64(200 + 2 * cap) {
+            _ = try store.store(signed([.name: ["Mei Tanaka"], .title: ["Title \(ts)"]], ts: ts, payload: "card-\(ts)"))
+        }
+        let history = try store.history(of: 1)
+        #expect(history.count == cap)
+        #expect(history.first?.payload == Data("card-\(200 + 2 * cap - 1)".utf8))
+        #expect(history.last?.payload == Data("card-100".utf8), "the first card received (first seen) is kept")
+        #expect(history.dropLast().last?.cardTimestamp == Int64(200 + 2 * cap - (cap - 1)))
+    }
+
     /// A card stored without its history row (`insertAll`, the bulk path) is kept when a newer
     /// one replaces it, so what it said is not lost either.
     @Test func aCardStoredInBulkIsKeptWhenReplaced() throws {

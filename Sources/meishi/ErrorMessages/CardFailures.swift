@@ -139,6 +139,15 @@ extension MeishiFailure {
     }
 }
 
+/// Trial 7, F12: an edit that makes a share too big to carry.
+extension MeishiFailure {
+    static func shareWouldNotFit(level: DisclosureLevel, bytes: Int) -> MeishiFailure {
+        MeishiFailure("with this value your card's \(level.rawValue) share would be \(bytes) bytes signed, over the "
+                      + "\(ProximityPayload.maximumEncodedSize)-byte limit of a share; your card is unchanged",
+                      hint: "use a shorter value, or make room with 'meishi card unset'", status: .dataError)
+    }
+}
+
 /// Several files or refs in one command (issue 27: contacts add A B…, contacts delete 2 5…).
 extension MeishiFailure {
     /// One of several card files did not verify (or is the user's own): none was stored.

@@ -55,6 +55,13 @@ extension MeishiFailure {
     static let emptyOwnNote = "the note is empty: to remove it, use --delete"
     static let tooManyTags = "a contact holds at most \(PrivateNotes.maximumTags) tags; nothing was added"
     static let ownNotesUnchanged = "your note and tags are unchanged"
+    /// `contacts edit` saved over a note or tags that another command changed while the editor was open.
+    static func ownNotesChangedWhileEditing(note: Bool, tags: Bool, kept path: String) -> MeishiFailure {
+        let what = note == tags ? "note and tags" : note ? "note" : "tags"
+        return MeishiFailure("your \(what) on this contact changed while the editor was open: "
+                             + "your edit was not saved, so as not to undo that change; the edited text is kept in \(Console.safe(path))",
+                             hint: "run 'meishi contacts edit' again and copy your changes from that file", status: .cardChanged)
+    }
     static let ownNotesEditCancelled = MeishiFailure("contacts edit cancelled: the file was empty; \(ownNotesUnchanged)", status: .failure)
 
     /// A mistake left as it was after the editor reopened with it.
