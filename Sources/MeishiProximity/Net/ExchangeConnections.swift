@@ -123,8 +123,9 @@ public enum ExchangeTransport {
         /// What one finished session means for the run (`decide` when it is over).
         @Sendable func settle(_ attempt: Result<ExchangeResult, ExchangeFailure>, session: ExchangeSession, address: String) {
             switch attempt {
-            case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
-                // A person decided: the exchange is over either way.
+            case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)),
+                 .failure(.unanswered), .failure(.protocolFailure(.peerDidNotAnswer)):
+                // A person decided (or gave no answer): the exchange is over either way.
                 decide(attempt)
             case .failure(.tooManyGuesses):
                 // The last try is held by a pairing still in progress: this one was refused before it
@@ -266,7 +267,7 @@ public enum ExchangeTransport {
                 // Refused before revealing anything: the last try is held by another pairing in progress.
                 if budget.exhausted { throw error }
                 throw .unreachable("\(label): no tries left while another pairing is in progress")
-            case .declinedLocally, .protocolFailure(.declinedByPeer): break
+            case .declinedLocally, .protocolFailure(.declinedByPeer), .unanswered, .protocolFailure(.peerDidNotAnswer): break
             default:
                 // The try was taken when the code could first be computed (`run`).
                 guard session.codeRevealed else { break }
@@ -331,6 +332,7 @@ public enum ExchangeTransport {
         case .unreachable(let w): w
         case .protocolFailure(let e): e.wireReason
         case .declinedLocally: "the code was not confirmed"
+        case .unanswered: "timed out waiting for your answer"
         case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w
         case .relay(let r): describe(r)

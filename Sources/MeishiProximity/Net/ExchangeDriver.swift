@@ -99,7 +99,13 @@ extension ExchangeTransport {
                         case .askPerson(let digits):
                             // The person may take a while: the peer's frames are still taken in, and its
                             // DECLINE or a closed connection ends the question (the prompt is the application's to drop).
-                            asking = Task { feed.yield(.personAnswered(await participant.confirmCode(digits))) }
+                            asking = Task {
+                                switch await participant.confirmCode(digits) {
+                                case .same: feed.yield(.personAnswered(true))
+                                case .differ: feed.yield(.personAnswered(false))
+                                case .none(let timedOut): feed.yield(.personGaveNoAnswer(timedOut: timedOut))
+                                }
+                            }
                         case .signCard:
                             let (card, key) = try await participant.card()
                             queue.append(.cardSigned(card, key))

@@ -178,7 +178,8 @@ public enum Rendezvous {
                     return result
                 case .failure(let f):
                     switch f {
-                    case .declinedLocally, .protocolFailure(.declinedByPeer), .protocolFailure(.codesDoNotMatch), .tooManyGuesses:
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .protocolFailure(.codesDoNotMatch), .tooManyGuesses,
+                         .unanswered, .protocolFailure(.peerDidNotAnswer):
                         group.cancelAll()
                         try? await server.close()
                         return result
@@ -272,7 +273,7 @@ public enum Rendezvous {
                     return result
                 case .failure(let error):
                     switch error {
-                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses, .unanswered, .protocolFailure(.peerDidNotAnswer):
                         attempts.cancelAll()
                         return result
                     case .protocolFailure(.codesDoNotMatch) where !candidates().contains(where: { $0.announcement.sessionID != id }):
