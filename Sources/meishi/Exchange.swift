@@ -404,6 +404,9 @@ struct Exchange: MeishiCommand {
         } catch .exchange(.unanswered) {
             spinner.stop()
             throw MeishiFailure(ExchangeFailure.unanswered, timeout: timeout.seconds)
+        } catch .exchange(.tooManyGuesses(let n)) where listen {
+            spinner.stop()
+            throw MeishiFailure(listening: .tooManyGuesses(n))
         } catch {
             spinner.stop()
             throw error

@@ -121,6 +121,12 @@ import MeishiCrypto
         #expect(status == 76, "\(log)")
         #expect(log.contains("someone may be interfering"), "\(log)")
         #expect(log.components(separatedBy: "started pairing and hung up").count - 1 == 3, "\(log)")
+        // Each try counted once, in order; no SwiftNIO text, no unknown address; the hint does not
+        // propose --listen to a listener, and no "still listening" precedes the end (F22).
+        for n in 1...3 { #expect(log.components(separatedBy: "(\(n) of 3 tries used)").count - 1 == 1, "\(log)") }
+        #expect(!log.contains("I/O on closed channel") && !log.contains("at unknown"), "\(log)")
+        #expect(!log.contains("or use --listen"), "\(log)")
+        #expect(!log.contains("still listening\nmeishi: error"), "\(log)")
         let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
         #expect(stored?.isEmpty == true)
     }

@@ -147,8 +147,10 @@ public enum ExchangeTransport {
                     // The error says so; no count of tries, as none are left to promise.
                     return decide(attempt)
                 }
-                participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
-                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                // Tries of pairings that ended, this one included: one in progress is counted when it ends,
+                // so the count never jumps ahead nor says the same number twice.
+                participant.log("\(someone(at: address)) started pairing and hung up: \(describe(error)) "
+                                + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
                 if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
                 if mismatch {
                     participant.log("still trying the other peers announcing the same code")
@@ -158,7 +160,8 @@ public enum ExchangeTransport {
                     pairingLost()
                     return decide(attempt)
                 }
-                participant.log("still listening")
+                // With every try taken, only the pairing in progress can still end well: no new one is listened for.
+                if budget.spent < GuessBudget.allowed { participant.log("still listening") }
             }
         }
         do {
@@ -188,6 +191,11 @@ public enum ExchangeTransport {
         }
         if let decided = outcome.withLockedValue({ $0 }) { return try decided.get() }
         throw .timedOut("no peer completed an exchange")
+    }
+
+    /// "someone at ADDRESS", or "a peer" when its address is unknown (a connection closed before it was read).
+    static func someone(at address: String) -> String {
+        address == "unknown" ? "a peer" : "someone at \(address)"
     }
 
     /// The accept loop of a listener (§5.4): each connection accepted, unless its address is
@@ -274,7 +282,7 @@ public enum ExchangeTransport {
                 // A mismatch is told by whoever decides whether the run goes on (`Rendezvous.dialInTurn`).
                 if case .protocolFailure(.codesDoNotMatch) = error {} else {
                     participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
-                                    + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                                    + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
                 }
                 if budget.exhausted { throw .tooManyGuesses(budget.spent) }
             }

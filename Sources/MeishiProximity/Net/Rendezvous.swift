@@ -283,7 +283,7 @@ public enum Rendezvous {
                     default:
                         last = error
                         let tries = if case .protocolFailure(.codesDoNotMatch) = error {
-                            " (\(budget.spent) of \(GuessBudget.allowed) tries used)"
+                            " (\(budget.failed) of \(GuessBudget.allowed) tries used)"
                         } else { "" }
                         participant.log("\(ExchangeTransport.describe(error))\(tries); trying the next peer announcing code \(code.nameplate)")
                     }

@@ -49,6 +49,14 @@ extension MeishiFailure {
         if case .unanswered = f { message = message.replacingOccurrences(of: "your answer", with: "your answer (--timeout \(timeout)s)") }
     }
 
+    /// A failure of `--listen`, whose hints cannot propose --listen again.
+    init(listening f: ExchangeFailure) {
+        self.init(f)
+        if case .tooManyGuesses = f {
+            hint = "run --listen again somewhere quieter, or on another --port, and tell only the other person the address to give --peer"
+        }
+    }
+
     /// `--relay`: the mailbox server or the transit relay.
     init(relay r: RelayFailure, text: String) {
         switch r {
