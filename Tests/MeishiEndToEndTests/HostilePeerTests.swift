@@ -116,7 +116,7 @@ import MeishiCrypto
             Thread.sleep(forTimeInterval: 0.05)
             if listener.isRunning == false { break }
         }
-        let (status, _, log) = Self.finish(listener, out, err)
+        let (status, result, log) = Self.finish(listener, out, err)
         #expect(codes.count <= 3, "the attacker saw \(codes.count) codes")
         #expect(status == 76, "\(log)")
         #expect(log.contains("someone may be interfering"), "\(log)")
@@ -125,7 +125,8 @@ import MeishiCrypto
         // propose --listen to a listener, and no "still listening" precedes the end (F22).
         for n in 1...3 { #expect(log.components(separatedBy: "(\(n) of 3 tries used)").count - 1 == 1, "\(log)") }
         #expect(!log.contains("I/O on closed channel") && !log.contains("at unknown"), "\(log)")
-        #expect(!log.contains("or use --listen"), "\(log)")
+        let hint = result?["hint"] as? String ?? ""
+        #expect(hint.contains("--listen again") && !hint.contains("use --listen"), "\(String(describing: result))")
         #expect(!log.contains("still listening\nmeishi: error"), "\(log)")
         let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
         #expect(stored?.isEmpty == true)
