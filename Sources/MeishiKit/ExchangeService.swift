@@ -108,12 +108,12 @@ public struct ExchangeService: Sendable {
     /// The person's side of an exchange as it happens: the digit question, diagnostics, the
     /// `--verbose` steps, and the TCP port once bound.
     public struct Conversation: Sendable {
-        public var confirm: @Sendable (String) async -> Bool
+        public var confirm: @Sendable (String) async -> CodeAnswer
         public var log: @Sendable (String) -> Void
         public var trace: @Sendable (String) -> Void
         public var listening: @Sendable (Int) -> Void
 
-        public init(confirm: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void,
+        public init(confirm: @escaping @Sendable (String) async -> CodeAnswer, log: @escaping @Sendable (String) -> Void,
                     trace: @escaping @Sendable (String) -> Void = { _ in }, listening: @escaping @Sendable (Int) -> Void) {
             self.confirm = confirm
             self.log = log

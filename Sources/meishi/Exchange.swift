@@ -369,17 +369,19 @@ struct Exchange: MeishiCommand {
                     }
                     // Ctrl-C here is a "no" the other side hears at once (issue 21), not a lost connection.
                     // A pairing lost meanwhile withdraws the question (the exchange cancels it).
-                    let (same, interrupted, withdrawn) = await PromptInterruption.withdrawable {
-                        terminal.confirmCode(code, timeout: remaining())
+                    let (answer, interrupted, withdrawn) = await PromptInterruption.withdrawable {
+                        terminal.answerCode(code, timeout: remaining())
                     }
                     if withdrawn {
                         out.note("question withdrawn: the other side ended the pairing or stopped answering")
                         return false
                     }
                     if interrupted { out.note("interrupted: answered no") }
+                    // Ctrl-C is a "no"; silence until --timeout or the end of input is no answer, and
+                    // the other side hears "the other person did not answer", not "the codes differ".
+                    guard let same = interrupted ? false : answer else { return .none(timedOut: remaining() <= 0) }
                     if same { spinner.start("waiting for the other person to confirm…") }
-                    if !same, remaining() <= 0 { out.note("no answer within --timeout (\(timeout.seconds)s)") }
-                    return same
+                    return CodeAnswer(same)
                 },
                 log: { line in spinner.interrupt { out.note(line) } },
                 trace: { [verbose = global.verbose] line in if verbose { spinner.interrupt { out.debug(line) } } },
@@ -399,6 +401,12 @@ struct Exchange: MeishiCommand {
                                   ? "listening on port \(port), waiting for the other person (--timeout \(timeout.seconds)s)"
                                   : "connecting")
                 }))
+        } catch .exchange(.unanswered) {
+            spinner.stop()
+            throw MeishiFailure(ExchangeFailure.unanswered, timeout: timeout.seconds)
+        } catch .exchange(.tooManyGuesses(let n)) where listen {
+            spinner.stop()
+            throw MeishiFailure(listening: .tooManyGuesses(n))
         } catch {
             spinner.stop()
             throw error

@@ -167,9 +167,15 @@ extension TerminalIO {
     /// on a line of its own, so that a narrow terminal never wraps it in the middle (at 40
     /// columns "123 456" was cut after "123 4").
     func confirmCode(_ code: String, timeout: Double? = nil) -> Bool {
+        answerCode(code, timeout: timeout) ?? false
+    }
+
+    /// `confirmCode`, with nil for no answer at all (`timeout` passed, end of input).
+    func answerCode(_ code: String, timeout: Double? = nil) -> Bool? {
         let line = "Check that the other screen shows \(code) — same? [y/N] "
-        guard DisplayWidth.of(line) >= (width ?? 80) else { return confirm(line, timeout: timeout) }
-        return confirm("Check that the other screen shows\n    \(code)\nsame? [y/N] ", timeout: timeout)
+        let question = DisplayWidth.of(line) < (width ?? 80) ? line : "Check that the other screen shows\n    \(code)\nsame? [y/N] "
+        guard let answer = ask(question, timeout: timeout)?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+        return answer == "y" || answer == "yes"
     }
 
     /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).

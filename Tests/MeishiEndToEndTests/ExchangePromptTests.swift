@@ -73,24 +73,25 @@ import Testing
     }
 
     /// Mei listens and Ken dials, both on terminals; once both see the digit question, `answer` is
-    /// what Ken does there. Both must end within 30 s, Mei told at once that Ken said the codes
-    /// differ, both exiting 1 with nothing stored. Returns Ken's screen.
-    static func kenAnswersTheDigits(_ answer: (OnTerminal) -> Void) throws -> String {
+    /// what Ken does there. Both must end within 30 s (after Ken's `kenTimeout`), Mei told at once
+    /// what Ken did (`meiHears`), with the exit statuses given and nothing stored. Returns Ken's screen.
+    static func kenAnswersTheDigits(kenTimeout: String = "120", meiHears: String = "the other person said the codes differ",
+                                    meiStatus: Int32 = 1, kenStatus: Int32 = 1, _ answer: (OnTerminal) -> Void) throws -> String {
         let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         let listener = try OnTerminal(mei, ["exchange", "--listen", "--port", "0", "--timeout", "120"])
         let port = try #require(listener.waitFor(#"port \d+"#)).split(separator: " ")[1]
-        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", "120"])
+        let dialer = try OnTerminal(ken, ["exchange", "--peer", "127.0.0.1:\(port)", "--timeout", kenTimeout])
         #expect(dialer.waitFor("same\\? \\[y/N\\]") != nil, "\(dialer.shown)")
         #expect(listener.waitFor("same\\? \\[y/N\\]") != nil, "\(listener.shown)")
         answer(dialer)
-        #expect(dialer.exited(within: 30), "\(dialer.shown)")
+        #expect(dialer.exited(within: 30 + (Double(kenTimeout) ?? 0)), "\(dialer.shown)")
         #expect(listener.exited(within: 30), "the listener still waits after the other person answered:\n\(listener.shown)")
-        #expect(listener.shown.contains("the other person said the codes differ; nothing was stored on either side"), "\(listener.shown)")
+        #expect(listener.shown.contains("\(meiHears); nothing was stored on either side"), "\(listener.shown)")
         // Her question is still open when Ken's answer ends it: the message starts a line of its own.
         #expect(!listener.shown.contains("[y/N] meishi"), "\(listener.shown)")
-        #expect(listener.process.terminationStatus == 1, "\(listener.shown)")
-        #expect(dialer.process.terminationStatus == 1, "\(dialer.shown)")
+        #expect(listener.process.terminationStatus == meiStatus, "\(listener.shown)")
+        #expect(dialer.process.terminationStatus == kenStatus, "\(dialer.shown)")
         for cli in [mei, ken] {
             #expect((try cli("contacts", "list", "--json").json["contacts"] as? [Any])?.isEmpty ?? true)
         }
@@ -110,6 +111,22 @@ import Testing
         // Ctrl-C on the pseudo-terminal: SIGINT to meishi.
         let screen = try Self.kenAnswersTheDigits { $0.typing.fileHandleForWriting.write(Data([0x03])) }
         #expect(screen.contains("interrupted: answered no"), "\(screen)")
+    }
+
+    /// Ken does not answer the digits before his --timeout (F24): he is told that it timed out
+    /// waiting for his answer, Mei that he did not answer (not that he said the codes differ); both exit 75.
+    @Test(.enabled(if: script != nil, "skipped: needs script(1) (util-linux) for the pseudo-terminals"))
+    func noAnswerAtTheDigitsBeforeTimeoutIsNotANo() throws {
+        let screen = try Self.kenAnswersTheDigits(kenTimeout: "20", meiHears: "the other person did not answer", meiStatus: 75, kenStatus: 75) { _ in }
+        #expect(screen.contains("timed out waiting for your answer (--timeout 20s); nothing was stored on either side"), "\(screen)")
+        #expect(!screen.contains("not confirmed"), "\(screen)")
+    }
+
+    /// Ken presses Ctrl-D at the digits (end of input, as a hung-up terminal): Mei hears that he did
+    /// not answer, not that he said the codes differ (F10).
+    @Test(.enabled(if: script != nil, "skipped: needs script(1) (util-linux) for the pseudo-terminals"))
+    func endOfInputAtTheDigitsIsNoAnswer() throws {
+        _ = try Self.kenAnswersTheDigits(meiHears: "the other person did not answer", meiStatus: 75) { $0.typing.fileHandleForWriting.write(Data([0x04])) }
     }
 
     /// A mistyped --code ends both sides with "the codes do not match", not at --timeout.

@@ -116,11 +116,18 @@ import MeishiCrypto
             Thread.sleep(forTimeInterval: 0.05)
             if listener.isRunning == false { break }
         }
-        let (status, _, log) = Self.finish(listener, out, err)
+        let (status, result, log) = Self.finish(listener, out, err)
         #expect(codes.count <= 3, "the attacker saw \(codes.count) codes")
         #expect(status == 76, "\(log)")
         #expect(log.contains("someone may be interfering"), "\(log)")
         #expect(log.components(separatedBy: "started pairing and hung up").count - 1 == 3, "\(log)")
+        // Each try counted once, in order; no SwiftNIO text, no unknown address; the hint does not
+        // propose --listen to a listener, and no "still listening" precedes the end (F22).
+        for n in 1...3 { #expect(log.components(separatedBy: "(\(n) of 3 tries used)").count - 1 == 1, "\(log)") }
+        #expect(!log.contains("I/O on closed channel") && !log.contains("at unknown"), "\(log)")
+        let hint = result?["hint"] as? String ?? ""
+        #expect(hint.contains("--listen again") && !hint.contains("use --listen"), "\(String(describing: result))")
+        #expect(!log.contains("still listening\nmeishi: error"), "\(log)")
         let stored = try mei("contacts", "list", "--json").json["contacts"] as? [[String: Any]]
         #expect(stored?.isEmpty == true)
     }

@@ -12,13 +12,13 @@ import MeishiCrypto
         func sample(_ e: ExchangeError) -> ExchangeError {
             switch e {
             case .frameTooLarge, .malformedFrame, .unsupportedVersion, .unexpectedMessage, .commitmentMismatch, .weakKey,
-                 .badAuthentication, .declinedByPeer, .invalidCard, .bindingInvalid, .rejectedByPeer, .codesDoNotMatch,
-                 .codeExpected, .codeNotExpected: e
+                 .badAuthentication, .declinedByPeer, .peerDidNotAnswer, .invalidCard, .bindingInvalid, .rejectedByPeer,
+                 .codesDoNotMatch, .codeExpected, .codeNotExpected: e
             }
         }
         return [.frameTooLarge(70_000), .malformedFrame("a 3-byte hello"), .unsupportedVersion(2),
                 .unexpectedMessage("a CARD before CONFIRM"), .commitmentMismatch, .weakKey, .badAuthentication, .declinedByPeer,
-                .invalidCard(.badSignature), .bindingInvalid, .rejectedByPeer("no\u{1b}[2J thanks"), .codesDoNotMatch,
+                .peerDidNotAnswer, .invalidCard(.badSignature), .bindingInvalid, .rejectedByPeer("no\u{1b}[2J thanks"), .codesDoNotMatch,
                 .codeExpected, .codeNotExpected].map(sample)
     }()
 

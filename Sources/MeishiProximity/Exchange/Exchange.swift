@@ -11,8 +11,9 @@ public struct ExchangeParticipant: Sendable {
     public var verifier: CardVerifier
     /// The code both people typed (`--code`): CPace authenticates the session instead of digits.
     public var code: ExchangeCode?
-    /// Shows the code and returns whether the person says it matches the other screen.
-    public var confirmCode: @Sendable (String) async -> Bool
+    /// Shows the code and returns whether the person says it matches the other screen, or that
+    /// they gave no answer.
+    public var confirmCode: @Sendable (String) async -> CodeAnswer
     /// A diagnostic line (connection refused, garbage from a peer, …).
     public var log: @Sendable (String) -> Void
     /// Each step of the session as it happens (`--verbose`); nothing a peer sent is in it
@@ -25,13 +26,24 @@ public struct ExchangeParticipant: Sendable {
     public var table = false
 
     public init(card: @escaping @Sendable () async throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
-                confirmCode: @escaping @Sendable (String) async -> Bool, log: @escaping @Sendable (String) -> Void) {
+                confirmCode: @escaping @Sendable (String) async -> CodeAnswer, log: @escaping @Sendable (String) -> Void) {
         self.card = card
         self.verifier = verifier
         self.code = code
         self.confirmCode = confirmCode
         self.log = log
     }
+}
+
+/// The person's answer to "does the other screen show these digits?" (`true`: the same, `false`: they differ).
+public enum CodeAnswer: Sendable, Equatable, ExpressibleByBooleanLiteral {
+    case same
+    case differ
+    /// No answer: --timeout passed (`timedOut`), or the input ended (Ctrl-D, a terminal hung up).
+    case none(timedOut: Bool)
+
+    public init(booleanLiteral same: Bool) { self = same ? .same : .differ }
+    public init(_ same: Bool) { self = same ? .same : .differ }
 }
 
 extension ExchangeParticipant {
@@ -89,6 +101,8 @@ public enum ExchangeFailure: Error, Sendable {
     case unreachable(String)
     case protocolFailure(ExchangeError)
     case declinedLocally
+    /// The person here gave no answer to the digit question before --timeout.
+    case unanswered
     case connectionLost(ConnectionLoss)
     case io(String)
     /// The mailbox server or the transit relay (`--relay`) failed before the session could run.

@@ -19,6 +19,9 @@ public enum ExchangeError: Error, Equatable, Sendable {
     case badAuthentication
     /// The peer declined the short authentication string.
     case declinedByPeer
+    /// The other person gave no answer to the digit question (its --timeout, end of input, a
+    /// terminal hung up): a REJECT with `wireReason` of this case, so that an older meishi says it too.
+    case peerDidNotAnswer
     /// The peer's card did not verify.
     case invalidCard(PayloadError)
     /// The card was not bound to this session (signature over another transcript): a replay.
@@ -45,6 +48,7 @@ public enum ExchangeError: Error, Equatable, Sendable {
         case .weakKey: "the peer sent a weak ephemeral key"
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
         case .declinedByPeer: "the other person said the codes differ"
+        case .peerDidNotAnswer: "the other person did not answer"
         case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
         case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"

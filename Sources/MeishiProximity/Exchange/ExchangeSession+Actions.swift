@@ -13,6 +13,9 @@ extension ExchangeSession {
         case frame([UInt8])
         /// The person's answer to `.askPerson`: the digits match or not.
         case personAnswered(Bool)
+        /// No answer to `.askPerson`: --timeout passed (`timedOut`), or the input ended (Ctrl-D, a
+        /// terminal hung up). The peer is told "the other person did not answer", not that the codes differ.
+        case personGaveNoAnswer(timedOut: Bool)
         /// Our card, signed just now (after `.signCard`), and the key that signed it.
         case cardSigned(SignedCard, Ed25519.SigningKey)
         /// The peer's stream broke the framing (a frame over the size limit): nothing more can be read.
@@ -156,6 +159,11 @@ extension ExchangeSession {
             let answer: [Action] = [.arm(.step), .send(confirm(matches))]
             guard matches else { return answer + [.finish(.failed(.declinedLocally))] }
             return answer + cardIfDue()
+        case .personGaveNoAnswer(let timedOut):
+            guard asking else { return [] }
+            asking = false
+            let reject = reject(ExchangeError.peerDidNotAnswer.wireReason).map { [Action.send($0)] } ?? []
+            return reject + [.finish(.failed(timedOut ? .unanswered : .declinedLocally))]
         case .cardSigned(let card, let key):
             let frame = self.card(card, signedBy: key)
             return [.send(frame), .trace("sent my card, signed now (\(card.bytes.count) bytes)")]
@@ -290,7 +298,7 @@ extension ExchangeSession {
             lostDuringPhases = why
             _ = phase.interrupted(.connectionLost(why))
             out = []
-        case .connected, .personAnswered, .cardSigned:
+        case .connected, .personAnswered, .personGaveNoAnswer, .cardSigned:
             return []
         }
         if let work = phase.awaiting, !phase.isFinished, lostDuringPhases == nil { return out + [.perform(work)] }

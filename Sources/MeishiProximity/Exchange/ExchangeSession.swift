@@ -479,6 +479,7 @@ public final class ExchangeSession {
             outgoing = .acknowledged
             return ([], .peerAcknowledged)
         case .reject:
+            if content.elementsEqual(ExchangeError.peerDidNotAnswer.wireReason.utf8) { throw .peerDidNotAnswer }
             throw .rejectedByPeer(String(decoding: content.prefix(200), as: UTF8.self))
         }
     }

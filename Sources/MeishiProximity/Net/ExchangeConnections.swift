@@ -123,8 +123,9 @@ public enum ExchangeTransport {
         /// What one finished session means for the run (`decide` when it is over).
         @Sendable func settle(_ attempt: Result<ExchangeResult, ExchangeFailure>, session: ExchangeSession, address: String) {
             switch attempt {
-            case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)):
-                // A person decided: the exchange is over either way.
+            case .success, .failure(.declinedLocally), .failure(.protocolFailure(.declinedByPeer)),
+                 .failure(.unanswered), .failure(.protocolFailure(.peerDidNotAnswer)):
+                // A person decided (or gave no answer): the exchange is over either way.
                 decide(attempt)
             case .failure(.tooManyGuesses):
                 // The last try is held by a pairing still in progress: this one was refused before it
@@ -146,8 +147,10 @@ public enum ExchangeTransport {
                     // The error says so; no count of tries, as none are left to promise.
                     return decide(attempt)
                 }
-                participant.log("someone at \(address) started pairing and hung up: \(describe(error)) "
-                                + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                // Tries of pairings that ended, this one included: one in progress is counted when it ends,
+                // so the count never jumps ahead nor says the same number twice.
+                participant.log("\(someone(at: address)) started pairing and hung up: \(describe(error)) "
+                                + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
                 if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
                 if mismatch {
                     participant.log("still trying the other peers announcing the same code")
@@ -157,7 +160,8 @@ public enum ExchangeTransport {
                     pairingLost()
                     return decide(attempt)
                 }
-                participant.log("still listening")
+                // With every try taken, only the pairing in progress can still end well: no new one is listened for.
+                if budget.spent < GuessBudget.allowed { participant.log("still listening") }
             }
         }
         do {
@@ -187,6 +191,11 @@ public enum ExchangeTransport {
         }
         if let decided = outcome.withLockedValue({ $0 }) { return try decided.get() }
         throw .timedOut("no peer completed an exchange")
+    }
+
+    /// "someone at ADDRESS", or "a peer" when its address is unknown (a connection closed before it was read).
+    static func someone(at address: String) -> String {
+        address == "unknown" ? "a peer" : "someone at \(address)"
     }
 
     /// The accept loop of a listener (§5.4): each connection accepted, unless its address is
@@ -266,14 +275,14 @@ public enum ExchangeTransport {
                 // Refused before revealing anything: the last try is held by another pairing in progress.
                 if budget.exhausted { throw error }
                 throw .unreachable("\(label): no tries left while another pairing is in progress")
-            case .declinedLocally, .protocolFailure(.declinedByPeer): break
+            case .declinedLocally, .protocolFailure(.declinedByPeer), .unanswered, .protocolFailure(.peerDidNotAnswer): break
             default:
                 // The try was taken when the code could first be computed (`run`).
                 guard session.codeRevealed else { break }
                 // A mismatch is told by whoever decides whether the run goes on (`Rendezvous.dialInTurn`).
                 if case .protocolFailure(.codesDoNotMatch) = error {} else {
                     participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
-                                    + "(\(budget.spent) of \(GuessBudget.allowed) tries used)")
+                                    + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
                 }
                 if budget.exhausted { throw .tooManyGuesses(budget.spent) }
             }
@@ -331,6 +340,7 @@ public enum ExchangeTransport {
         case .unreachable(let w): w
         case .protocolFailure(let e): e.wireReason
         case .declinedLocally: "the code was not confirmed"
+        case .unanswered: "timed out waiting for your answer"
         case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
         case .io(let w): w
         case .relay(let r): describe(r)

@@ -48,7 +48,7 @@ extension ExchangeTransport {
                             feed.yield(.badFrame(e))
                             return
                         } catch {
-                            feed.yield(.connectionClosed(error: "\(error)"))
+                            feed.yield(.connectionClosed(error: closedWords(error)))
                             return
                         }
                     }
@@ -99,7 +99,13 @@ extension ExchangeTransport {
                         case .askPerson(let digits):
                             // The person may take a while: the peer's frames are still taken in, and its
                             // DECLINE or a closed connection ends the question (the prompt is the application's to drop).
-                            asking = Task { feed.yield(.personAnswered(await participant.confirmCode(digits))) }
+                            asking = Task {
+                                switch await participant.confirmCode(digits) {
+                                case .same: feed.yield(.personAnswered(true))
+                                case .differ: feed.yield(.personAnswered(false))
+                                case .none(let timedOut): feed.yield(.personGaveNoAnswer(timedOut: timedOut))
+                                }
+                            }
                         case .signCard:
                             let (card, key) = try await participant.card()
                             queue.append(.cardSigned(card, key))
@@ -133,14 +139,24 @@ extension ExchangeTransport {
                             throw failure
                         }
                     }
-                    if let sendFailed { queue.append(.connectionClosed(error: "\(sendFailed)")) }
+                    if let sendFailed { queue.append(.connectionClosed(error: closedWords(sendFailed))) }
                 }
             }
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .connectionLost(.failed("\(error)"))
+            throw .connectionLost(closedWords(error).map(ConnectionLoss.failed) ?? .closed(waiting: session.waitingFor))
         }
+    }
+
+    /// A broken connection as people read it: nil when it was merely closed (SwiftNIO's "I/O on
+    /// closed channel" and the like: the session then says what it was waiting for), else the error.
+    static func closedWords(_ error: any Error) -> String? {
+        if let e = error as? ChannelError, [.ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed, .inputClosed].contains(e) { return nil }
+        if let e = error as? IOError {
+            return e.errnoCode == ECONNRESET ? "the other side reset the connection" : String(cString: strerror(e.errnoCode))
+        }
+        return "\(error)"
     }
 }
 

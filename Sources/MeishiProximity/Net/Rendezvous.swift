@@ -178,7 +178,8 @@ public enum Rendezvous {
                     return result
                 case .failure(let f):
                     switch f {
-                    case .declinedLocally, .protocolFailure(.declinedByPeer), .protocolFailure(.codesDoNotMatch), .tooManyGuesses:
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .protocolFailure(.codesDoNotMatch), .tooManyGuesses,
+                         .unanswered, .protocolFailure(.peerDidNotAnswer):
                         group.cancelAll()
                         try? await server.close()
                         return result
@@ -272,7 +273,7 @@ public enum Rendezvous {
                     return result
                 case .failure(let error):
                     switch error {
-                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses:
+                    case .declinedLocally, .protocolFailure(.declinedByPeer), .tooManyGuesses, .unanswered, .protocolFailure(.peerDidNotAnswer):
                         attempts.cancelAll()
                         return result
                     case .protocolFailure(.codesDoNotMatch) where !candidates().contains(where: { $0.announcement.sessionID != id }):
@@ -282,7 +283,7 @@ public enum Rendezvous {
                     default:
                         last = error
                         let tries = if case .protocolFailure(.codesDoNotMatch) = error {
-                            " (\(budget.spent) of \(GuessBudget.allowed) tries used)"
+                            " (\(budget.failed) of \(GuessBudget.allowed) tries used)"
                         } else { "" }
                         participant.log("\(ExchangeTransport.describe(error))\(tries); trying the next peer announcing code \(code.nameplate)")
                     }

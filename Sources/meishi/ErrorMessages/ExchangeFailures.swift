@@ -29,6 +29,9 @@ extension MeishiFailure {
         case .unreachable: self.init(text, hint: "is 'meishi exchange --listen' running there, and the port open?", status: .unavailable)
         case .declinedLocally, .protocolFailure(.declinedByPeer):
             self.init(text + "; nothing was stored on either side", status: .failure)
+        case .unanswered, .protocolFailure(.peerDidNotAnswer):
+            self.init(text + "; nothing was stored on either side", hint: "run both sides again and answer the question about the code",
+                      status: .timedOut)
         case .protocolFailure(.codesDoNotMatch):
             self.init(text + "; nothing was stored", hint: "check the code with the other person and run both sides again", status: .dataError)
         case .protocolFailure(.codeExpected), .protocolFailure(.codeNotExpected):
@@ -37,6 +40,20 @@ extension MeishiFailure {
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
         case .relay(let r): self.init(relay: r, text: text)
+        }
+    }
+
+    /// A failure that names --timeout's value (the person here did not answer within it).
+    init(_ f: ExchangeFailure, timeout: Int64) {
+        self.init(f)
+        if case .unanswered = f { message = message.replacingOccurrences(of: "your answer", with: "your answer (--timeout \(timeout)s)") }
+    }
+
+    /// A failure of `--listen`, whose hints cannot propose --listen again.
+    init(listening f: ExchangeFailure) {
+        self.init(f)
+        if case .tooManyGuesses = f {
+            hint = "run --listen again somewhere quieter, or on another --port, and tell only the other person the address to give --peer"
         }
     }
 
@@ -83,6 +100,7 @@ enum ExchangeWording {
         case .weakKey: "the peer sent a weak ephemeral key"
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
         case .declinedByPeer: "the other person said the codes differ"
+        case .peerDidNotAnswer: "the other person did not answer"
         case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
         case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
