@@ -14,6 +14,15 @@ struct Sink: Sendable {
 }
 
 /// The controlling terminal as commands see it: whether there is one, its width, questions.
+/// How a question on the terminal ended.
+enum TerminalReply: Equatable {
+    case line(String)
+    case timedOut
+    case ended
+
+    var text: String? { if case .line(let s) = self { s } else { nil } }
+}
+
 protocol TerminalIO: Sendable {
     /// A person can answer questions (standard input is a terminal and /dev/tty opens).
     var isInteractive: Bool { get }
@@ -23,9 +32,11 @@ protocol TerminalIO: Sendable {
     var width: Int? { get }
     /// Rows, when known.
     var height: Int? { get }
-    /// Shows `question` and returns the line typed (without its newline); nil with no terminal,
-    /// or when `timeout` seconds pass first.
-    func ask(_ question: String, timeout: Double?) -> String?
+    /// Shows `question` and says how it was answered: the line typed (without its newline), its
+    /// `timeout` passed, or no answer (no terminal, end of input, the question withdrawn). The
+    /// caller cannot tell a timeout from Ctrl-D by the clock: the last wait ends up to a
+    /// millisecond early.
+    func reply(_ question: String, timeout: Double?) -> TerminalReply
     /// Shows `prompt` and reads a line without echo, or nil with no terminal.
     func readHidden(_ prompt: String) -> SecureBytes?
     /// Blocks until the person presses Enter or Ctrl-D on the terminal (a table's end).
@@ -181,4 +192,9 @@ extension Context {
     static func waitingForStandardInput(_ what: String, example: String = "meishi scan - < photo.png") -> String {
         "waiting for \(what) on standard input (Ctrl-D ends it; e.g. \(example))"
     }
+}
+
+extension TerminalIO {
+    /// The line typed in answer to `question`; nil with no terminal, no answer or `timeout` passed.
+    func ask(_ question: String, timeout: Double?) -> String? { reply(question, timeout: timeout).text }
 }

@@ -376,12 +376,14 @@ struct Exchange: MeishiCommand {
                         out.note("question withdrawn: the other side ended the pairing or stopped answering")
                         return false
                     }
-                    if interrupted { out.note("interrupted: answered no") }
                     // Ctrl-C is a "no"; silence until --timeout or the end of input is no answer, and
                     // the other side hears "the other person did not answer", not "the codes differ".
-                    guard let same = interrupted ? false : answer else { return .none(timedOut: remaining() <= 0) }
-                    if same { spinner.start("waiting for the other person to confirm…") }
-                    return CodeAnswer(same)
+                    if interrupted {
+                        out.note("interrupted: answered no")
+                        return .differ
+                    }
+                    if answer == .same { spinner.start("waiting for the other person to confirm…") }
+                    return answer
                 },
                 log: { line in spinner.interrupt { out.note(line) } },
                 trace: { [verbose = global.verbose] line in if verbose { spinner.interrupt { out.debug(line) } } },

@@ -93,9 +93,9 @@ struct LiveTerminal: TerminalIO {
         while read(fd, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {}
     }
 
-    func ask(_ question: String, timeout: Double?) -> String? {
+    func reply(_ question: String, timeout: Double?) -> TerminalReply {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .ended }
         defer { close(fd) }
         _ = question.withCString { Glibc.write(fd, $0, strlen($0)) }
         OpenPrompt.set(true)
@@ -107,27 +107,27 @@ struct LiveTerminal: TerminalIO {
             if PromptInterruption.requested {
                 // A withdrawn question ends its line: what is said next starts a line of its own.
                 if PromptInterruption.isWithdrawn, OpenPrompt.close() { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
-                return nil
+                return .ended
             }
             let left = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
             // In slices while Ctrl-C may answer the question: the signal can land on any thread.
             let wait = PromptInterruption.isArmed ? (left < 0 ? 100 : min(left, 100)) : left
             let ready = poll(&pfd, 1, wait)
-            if ready < 0 { if errno == EINTR { continue }; return nil }
+            if ready < 0 { if errno == EINTR { continue }; return .ended }
             if ready == 0, PromptInterruption.isArmed, left != 0 { continue }
             if ready == 0 {
                 _ = "\n".withCString { Glibc.write(fd, $0, 1) }
-                return nil  // timed out
+                return .timedOut
             }
             var byte: UInt8 = 0
             guard read(fd, &byte, 1) == 1 else {
                 _ = "\n".withCString { Glibc.write(fd, $0, 1) }  // Ctrl-D: the next message starts a line
-                return nil
+                return .ended
             }
             if byte == 0x0A || byte == 0x0D { break }
             line.append(byte)
         }
-        return String(decoding: line, as: UTF8.self)
+        return .line(String(decoding: line, as: UTF8.self))
     }
 
     func readHidden(_ prompt: String) -> SecureBytes? {
@@ -167,15 +167,20 @@ extension TerminalIO {
     /// on a line of its own, so that a narrow terminal never wraps it in the middle (at 40
     /// columns "123 456" was cut after "123 4").
     func confirmCode(_ code: String, timeout: Double? = nil) -> Bool {
-        answerCode(code, timeout: timeout) ?? false
+        answerCode(code, timeout: timeout) == .same
     }
 
-    /// `confirmCode`, with nil for no answer at all (`timeout` passed, end of input).
-    func answerCode(_ code: String, timeout: Double? = nil) -> Bool? {
+    /// `confirmCode`, saying when there was no answer at all (`timeout` passed, end of input).
+    func answerCode(_ code: String, timeout: Double? = nil) -> CodeAnswer {
         let line = "Check that the other screen shows \(code) — same? [y/N] "
         let question = DisplayWidth.of(line) < (width ?? 80) ? line : "Check that the other screen shows\n    \(code)\nsame? [y/N] "
-        guard let answer = ask(question, timeout: timeout)?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
-        return answer == "y" || answer == "yes"
+        switch reply(question, timeout: timeout) {
+        case .line(let answer):
+            let a = answer.trimmingCharacters(in: .whitespaces).lowercased()
+            return CodeAnswer(a == "y" || a == "yes")
+        case .timedOut: return .none(timedOut: true)
+        case .ended: return .none(timedOut: false)
+        }
     }
 
     /// Lists the peers announcing and asks which one (nil when the answer is not a listed number).

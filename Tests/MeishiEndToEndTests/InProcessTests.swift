@@ -46,7 +46,10 @@ struct ScriptedTerminal: TerminalIO {
     var standardErrorIsTerminal: Bool { errorIsTerminal }
     var width: Int? { columns }
     var height: Int? { rows }
-    func ask(_ question: String, timeout: Double?) -> String? { interactive ? recorder.answer(question) : nil }
+    func reply(_ question: String, timeout: Double?) -> TerminalReply {
+        guard interactive, let a = recorder.answer(question) else { return .ended }
+        return .line(a)
+    }
     func readHidden(_ prompt: String) -> SecureBytes? {
         guard interactive, let a = recorder.answer(prompt) else { return nil }
         return SecureBytes(copying: Array(a.utf8))

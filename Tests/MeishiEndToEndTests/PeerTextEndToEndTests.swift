@@ -281,7 +281,7 @@ struct TerminalOutput: TerminalIO {
     var standardErrorIsTerminal: Bool { true }
     var width: Int? { 80 }
     var height: Int? { 24 }
-    func ask(_ question: String, timeout: Double?) -> String? { nil }
+    func reply(_ question: String, timeout: Double?) -> TerminalReply { .ended }
     func readHidden(_ prompt: String) -> SecureBytes? { nil }
 }
 
