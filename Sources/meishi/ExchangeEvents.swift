@@ -66,7 +66,7 @@ enum ExchangeEvents {
         case .cardSent(let bytes): "sent my card, signed now (\(bytes) bytes)"
         case .cardReceived(let bytes): "received the other card (\(bytes) bytes): signature, DID and time verified"
         case .bothAcknowledged: "both cards acknowledged"
-        case .phaseEnded(let phase, let ms): "\(phase.summary) in \(ms) ms"
+        case .phaseEnded(let phase, let ms): "\(summary(phase)) in \(ms) ms"
         case .connectingToMailbox(let servers, let side): "connecting to the mailbox server \(servers.mailbox) as side \(side)"
         case .claimingNameplate(let nameplate, let appID): "claiming nameplate \(nameplate) for appid \(appID)"
         case .peerOnMailbox(let servers, let side):
@@ -74,6 +74,24 @@ enum ExchangeEvents {
         case .transitPaired(let servers, let role):
             "the transit relay \(servers.transit) paired us; running the session as the \(role == .dialer ? "dialer" : "listener")"
         case .storingCard(let database): "the connection is closed; storing the card in \(database)"
+        }
+    }
+
+    /// How a post-card phase went, by its type: a new phase adds its line here.
+    static func summary(_ phase: any PostCardPhase) -> String {
+        switch phase {
+        case let friends as CommonFriendsExchangePhase:
+            "comparing contacts for common friends (asked for \(friends.request.mode.rawValue)): \(friends.cost.bytesSent) bytes sent, "
+                + "\(friends.cost.bytesReceived) received"
+        case let message as ExchangeMessagePhase:
+            "message phase: " + (message.outcome.withheld ? "ours withheld (not authenticated)"
+                                 : message.outcome.sentEnvelope.map { "ours \($0.encoded.count) bytes" } ?? "none from us")
+                + (message.outcome.received == nil ? ", none from them" : ", theirs received")
+                + (message.outcome.failure == nil ? "" : "; broke off")
+        case let rotations as RotationPhase:
+            "key rotations: " + (rotations.problem ?? (rotations.received.isEmpty ? "none from the peer" : "\(rotations.received.count) from the peer"))
+        default:
+            "the \(phase.name) phase ended"
         }
     }
 }
