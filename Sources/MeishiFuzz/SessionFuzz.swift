@@ -56,7 +56,7 @@ enum SessionFuzz {
                         stored = card
                     case .perform: fatalError("no work is asked without a blinding computed ahead")
                     case .finish(let o): outcome = o
-                    case .spendGuess, .arm, .log, .trace: break
+                    case .spendGuess, .arm, .event: break
                     }
                 }
             }

@@ -105,20 +105,16 @@ public struct ExchangeService: Sendable {
         }
     }
 
-    /// The person's side of an exchange as it happens: the digit question, diagnostics, the
-    /// `--verbose` steps, and the TCP port once bound.
+    /// The person's side of an exchange as it happens: the digit question (its answer flows
+    /// back), and what happens as values the application words (the TCP port once bound, a peer
+    /// that failed, the `--verbose` steps).
     public struct Conversation: Sendable {
         public var confirm: @Sendable (String) async -> CodeAnswer
-        public var log: @Sendable (String) -> Void
-        public var trace: @Sendable (String) -> Void
-        public var listening: @Sendable (Int) -> Void
+        public var events: @Sendable (ExchangeEvent) -> Void
 
-        public init(confirm: @escaping @Sendable (String) async -> CodeAnswer, log: @escaping @Sendable (String) -> Void,
-                    trace: @escaping @Sendable (String) -> Void = { _ in }, listening: @escaping @Sendable (Int) -> Void) {
+        public init(confirm: @escaping @Sendable (String) async -> CodeAnswer, events: @escaping @Sendable (ExchangeEvent) -> Void) {
             self.confirm = confirm
-            self.log = log
-            self.trace = trace
-            self.listening = listening
+            self.events = events
         }
     }
 
@@ -134,11 +130,11 @@ public struct ExchangeService: Sendable {
         let result: ExchangeResult
         do {
             result = try await ExchangeTransport.exchange(request.endpoint, timeoutSeconds: request.timeoutSeconds,
-                                                          participant: pairings.participant, listening: conversation.listening)
+                                                          participant: pairings.participant)
         } catch {
             throw .exchange(error)
         }
-        conversation.trace("the connection is closed; storing the card in \(home.databasePath)")
+        conversation.events(.step(.storingCard(database: home.databasePath)))
         return try pairings.store(result)
     }
 }
@@ -166,7 +162,6 @@ struct Pairings: Sendable {
         let (code, level, only, maximumSkew, confirmedByPerson, friends, message, event) = (
             request.code, request.level, request.only, request.maximumSkew, request.confirmedByPerson, request.friends, request.message,
             request.event)
-        let log = conversation.log
         let place: MeetingKind? = if table { .table } else if case .relay = request.endpoint { .relay } else { nil }
         // Fail before the network if the share or the store cannot be had; store into it afterwards.
         // Signed, not only disclosed: a share too big to carry ends here, before a code is spent on it.
@@ -178,11 +173,8 @@ struct Pairings: Sendable {
                 (try CardService.sign(card, level: level, only: only, identity: identity, now: clock()), identity.signingKey)
             },
             verifier: CardVerifier(maximumSkew: maximumSkew, maximumAge: maximumSkew, clock: clock), code: code,
-            confirmCode: conversation.confirm, log: log)
-        participant.trace = conversation.trace
+            confirmCode: conversation.confirm, events: conversation.events)
         participant.table = table
-        // At a table each pair's chatter ("the codes match") is a step (`--verbose`): the table says who joined.
-        if table { participant.log = conversation.trace }
         // Without a code and without a person comparing digits the phase is skipped: nothing to blind ahead.
         let friendSet = try FriendSet(store: store, options: friends, blindAhead: !table && (code != nil || confirmedByPerson))
         let friendsRequest = CommonFriendsRequest(
@@ -218,7 +210,7 @@ struct Pairings: Sendable {
                 } catch {
                     return .refused(.storeFailed)
                 }
-                return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock(), log: log)
+                return MessageService.accept(bytes, from: peer.payload.senderDID, identity: identity, store: store, now: clock())
             })
         // The post-card phases, in their order (docs/PROTOCOL.md §8): each session gets its own.
         // My key rotations, handed over in phase 3 (an empty frame when I never rotated).

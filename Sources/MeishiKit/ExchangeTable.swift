@@ -60,7 +60,7 @@ extension ExchangeService {
                         }
                     },
                     failed: table.failed,
-                    stop: table.stop, listening: conversation.listening))
+                    stop: table.stop))
         } catch {
             throw .exchange(error)
         }

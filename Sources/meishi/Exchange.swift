@@ -385,9 +385,16 @@ struct Exchange: MeishiCommand {
                     if answer == .same { spinner.start("waiting for the other person to confirm…") }
                     return answer
                 },
-                log: { line in spinner.interrupt { out.note(line) } },
-                trace: { [verbose = global.verbose] line in if verbose { spinner.interrupt { out.debug(line) } } },
-                listening: { [listen] port in
+                events: { [verbose = global.verbose, listen] event in
+                    let port: Int
+                    switch event {
+                    case .listening(let p): port = p
+                    case .waitingOnMailbox: port = 0
+                    default:
+                        guard let (line, step) = ExchangeEvents.line(event) else { return }
+                        if !step { spinner.interrupt { out.note(line) } } else if verbose { spinner.interrupt { out.debug(line) } }
+                        return
+                    }
                     if listen, !quiet {
                         let hosts = ExchangeTransport.localAddresses()
                         let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST" + (port == ExchangeTransport.defaultPort ? "" : ":\(port)")
@@ -489,7 +496,7 @@ enum MessageWording {
         switch f {
         case .notSealed(let why): "our message could not be sealed (\(ExchangeWording.describe(why)))"
         case .protocolViolation(let e): ExchangeWording.describe(e)
-        case .connectionLost(let loss): ExchangeTransport.describe(.connectionLost(loss))
+        case .connectionLost(let loss): ExchangeWording.describe(.connectionLost(loss))
         }
     }
 

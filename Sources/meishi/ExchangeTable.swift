@@ -19,6 +19,8 @@ extension Exchange {
         let card = try session.cards.loadCard()
         let out = ctx.out, quiet = json, terminal = ctx.terminal
         let endpoint = endpoint(alias: alias)
+        // Discovery makes a table; --listen/--peer a table of two (one exchange, told as `exchange` tells it).
+        let atTable = if case .discover = endpoint { true } else { false }
         if !quiet {
             if case .generate? = table {
                 out.note("your table's code: \(code) (read it out to the others)")
@@ -36,20 +38,24 @@ extension Exchange {
             message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) }, event: event)
         let report = try await ExchangeService(home: session.home).table(
             request, expect: expect, identity: identity, card: card, clock: ctx.unixClock,
-            conversation: .init(confirm: { _ in true }, log: { line in out.note(line) },
-                                trace: { [verbose = global.verbose] line in if verbose { out.debug(line) } },
-                                listening: { [listen] port in
-                                    if listen, !quiet {
-                                        let hosts = ExchangeTransport.localAddresses()
-                                        let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST"
-                                        out.note("on the other machine run: meishi exchange --peer \(example) --table \(code)")
-                                    }
-                                }),
+            conversation: .init(confirm: { _ in true }, events: { [verbose = global.verbose, listen, atTable] event in
+                if case .listening(let port) = event {
+                    if listen, !quiet {
+                        let hosts = ExchangeTransport.localAddresses()
+                        let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST"
+                        out.note("on the other machine run: meishi exchange --peer \(example) --table \(code)")
+                    }
+                    return
+                }
+                guard let (line, step) = ExchangeEvents.line(event) else { return }
+                // At a table each pair's chatter ("the codes match") is a step (`--verbose`): the table says who joined.
+                if !step, !atTable { out.note(line) } else if verbose { out.debug(line) }
+            }),
             table: .init(
                 joined: { member in if !quiet { out.line("+ " + Self.joinedLine(member)) } },
                 failed: { failure, used in
                     if !quiet {
-                        out.note("someone at \(failure.peer) failed to pair: \(ExchangeTransport.describe(failure.failure)) "
+                        out.note("someone at \(failure.peer) failed to pair: \(ExchangeWording.describe(failure.failure)) "
                                  + "(\(used) of \(ExchangeService.TableReport.allowedFailures) failed pairings)")
                     }
                 },
@@ -132,7 +138,7 @@ extension Exchange {
             }
         }
         for f in r.failures {
-            out.line("Failed: \(f.peer): \(ExchangeTransport.describe(f.failure))" + (f.usedATry ? " (a failed pairing)" : ""))
+            out.line("Failed: \(f.peer): \(ExchangeWording.describe(f.failure))" + (f.usedATry ? " (a failed pairing)" : ""))
         }
         if r.triesUsed > 0 { out.line("Failed pairings: \(r.triesUsed) of \(ExchangeService.TableReport.allowedFailures)") }
     }
@@ -149,7 +155,7 @@ extension Exchange {
                 ])
             }),
             "failed": .array(r.failures.map { f in
-                .object(["peer": .string(f.peer), "reason": .string(ExchangeTransport.describe(f.failure)), "usedATry": .bool(f.usedATry)])
+                .object(["peer": .string(f.peer), "reason": .string(ExchangeWording.describe(f.failure)), "usedATry": .bool(f.usedATry)])
             }),
             "failedPairings": .number(Double(r.triesUsed)), "failedPairingsAllowed": .number(Double(ExchangeService.TableReport.allowedFailures)),
             "error": failure.map { .string($0.message) } ?? .null, "status": .number(Double(failure?.status.rawValue ?? 0)),

@@ -235,7 +235,8 @@ import NIOCore
             .protocolFailure(.rejectedByPeer(Self.evil)),
             .protocolFailure(.invalidCard(.malformed("unknown member \"\(Self.evil)\""))),
             .protocolFailure(.malformedFrame(Self.evil)),
-            .connectionLost(.failed(Self.evil)), .unreachable(Self.evil), .io(Self.evil), .timedOut(Self.evil),
+            .connectionLost(.failed(Self.evil)), .unreachable(.cannotConnect(to: Self.evil, .other(Self.evil))), .io(.listenerFailed(error: Self.evil)),
+            .timedOut(.nobodyAnswered(at: Self.evil, .other(Self.evil))),
         ]
         for f in failures { console.report(MeishiFailure(f)) }
         console.note("peer 192.0.2.1 failed: \(Self.evil); still listening")

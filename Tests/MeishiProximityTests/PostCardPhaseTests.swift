@@ -46,7 +46,7 @@ final class CardUpdateSkeletonPhase: PostCardPhase, @unchecked Sendable {
 
     static func participant(_ name: String, person: S.Person, phases: @escaping @Sendable () -> [any PostCardPhase]) throws -> ExchangeParticipant {
         var p = ExchangeParticipant(card: { (person.card(name), person.key) }, verifier: S.verifier, code: try ExchangeCode(parsing: "7-tulip-anchor"),
-                                    confirmCode: { _ in true }, log: { _ in })
+                                    confirmCode: { _ in true }, events: { _ in })
         p.phases = phases
         return p
     }

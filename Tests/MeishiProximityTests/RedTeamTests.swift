@@ -15,10 +15,10 @@ import Glibc
 @Suite struct RedTeamTests {
     typealias S = ExchangeSessionTests
 
-    static func participant(_ code: String, log: @escaping @Sendable (String) -> Void = { _ in }) throws -> ExchangeParticipant {
+    static func participant(_ code: String, events: @escaping @Sendable (ExchangeEvent) -> Void = { _ in }) throws -> ExchangeParticipant {
         let mei = S.Person()
         return ExchangeParticipant(card: { (mei.card("Mei"), mei.key) }, verifier: S.verifier, code: try ExchangeCode(parsing: code),
-                                   confirmCode: { _ in true }, log: log)
+                                   confirmCode: { _ in true }, events: events)
     }
 
     /// Runs `body` on its own thread (blocking socket calls stay off the cooperative pool).
@@ -41,11 +41,11 @@ import Glibc
 
         async let served: ExchangeFailure? = {
             do { _ = try await ExchangeTransport.serve(server, timeout: .seconds(20), stepTimeout: .seconds(10), participant: victim,
-                                                       budget: budget, onlySessions: nil); return nil } catch { return error as? ExchangeFailure ?? .io("\(error)") }
+                                                       budget: budget, onlySessions: nil); return nil } catch { return error as? ExchangeFailure ?? .io(.listenerFailed(error: "\(error)")) }
         }()
         async let dialled: ExchangeFailure? = {
             do { _ = try await ExchangeTransport.dial(try! SocketAddress(ipAddress: "127.0.0.1", port: attackerPort), label: "attacker",
-                                                      stepTimeout: .seconds(10), budget: budget, participant: victim); return nil } catch { return error as? ExchangeFailure ?? .io("\(error)") }
+                                                      stepTimeout: .seconds(10), budget: budget, participant: victim); return nil } catch { return error as? ExchangeFailure ?? .io(.listenerFailed(error: "\(error)")) }
         }()
 
         let victimPort = server.port

@@ -51,7 +51,7 @@ import MeishiCrypto
                     case .spendGuess: spentGuesses += 1
                     case .perform(let work): Issue.record("unexpected work \(work)")
                     case .finish(let o): outcome = o
-                    case .arm, .log, .trace: break
+                    case .arm, .event: break
                     }
                 }
             }

@@ -385,11 +385,6 @@ public final class CommonFriendsExchangePhase: PostCardPhase, @unchecked Sendabl
 
     public var isFinished: Bool { outcome != nil }
 
-    public var summary: String {
-        "comparing contacts for common friends (asked for \(request.mode.rawValue)): \(cost.bytesSent) bytes sent, "
-            + "\(cost.bytesReceived) received"
-    }
-
     public func start(_ context: PostCardContext) -> [PostCardMessage] {
         started = clock.now
         let elements = request.elements(context.peerCard.payload.senderDID)

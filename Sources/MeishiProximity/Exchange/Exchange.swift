@@ -14,11 +14,9 @@ public struct ExchangeParticipant: Sendable {
     /// Shows the code and returns whether the person says it matches the other screen, or that
     /// they gave no answer.
     public var confirmCode: @Sendable (String) async -> CodeAnswer
-    /// A diagnostic line (connection refused, garbage from a peer, …).
-    public var log: @Sendable (String) -> Void
-    /// Each step of the session as it happens (`--verbose`); nothing a peer sent is in it
-    /// beyond sizes and the address.
-    public var trace: @Sendable (String) -> Void = { _ in }
+    /// What happens as it happens (a peer that failed, the TCP port bound, each step for
+    /// `--verbose`), as values the application words.
+    public var events: @Sendable (ExchangeEvent) -> Void
     /// Makes the post-card phases of one session, in the order they run after both ACKs
     /// (docs/PROTOCOL.md §8): each connection gets its own, and the result carries them back.
     public var phases: @Sendable () -> [any PostCardPhase] = { [] }
@@ -26,12 +24,12 @@ public struct ExchangeParticipant: Sendable {
     public var table = false
 
     public init(card: @escaping @Sendable () async throws -> (SignedCard, Ed25519.SigningKey), verifier: CardVerifier, code: ExchangeCode? = nil,
-                confirmCode: @escaping @Sendable (String) async -> CodeAnswer, log: @escaping @Sendable (String) -> Void) {
+                confirmCode: @escaping @Sendable (String) async -> CodeAnswer, events: @escaping @Sendable (ExchangeEvent) -> Void) {
         self.card = card
         self.verifier = verifier
         self.code = code
         self.confirmCode = confirmCode
-        self.log = log
+        self.events = events
     }
 }
 
@@ -97,15 +95,67 @@ public enum ExchangeFailure: Error, Sendable {
     case addressInUse(Int)
     /// The host of `--peer` has no address.
     case unknownHost(String)
-    case timedOut(String)
-    case unreachable(String)
+    /// Nothing completed within --timeout.
+    case timedOut(Timeout)
+    /// The peer could not be reached, or refused this pairing before it began.
+    case unreachable(Unreachable)
     case protocolFailure(ExchangeError)
     case declinedLocally
     /// The person here gave no answer to the digit question before --timeout.
     case unanswered
     case connectionLost(ConnectionLoss)
-    case io(String)
+    /// This machine could not listen, announce or list its interfaces.
+    case io(IOProblem)
     /// The mailbox server or the transit relay (`--relay`) failed before the session could run.
     case relay(RelayFailure)
 }
 
+
+extension ExchangeFailure {
+    /// What ran out of time.
+    public enum Timeout: Equatable, Sendable {
+        /// Peers came (or none did), and none completed an exchange.
+        case noPeerCompleted
+        /// `--peer`: nothing answered at `peer` within --timeout; the last connection error.
+        case nobodyAnswered(at: String, ConnectProblem)
+    }
+
+    /// Why a peer could not be reached or a pairing could not begin.
+    public enum Unreachable: Equatable, Sendable {
+        /// Connecting to `peer` ("HOST port N", "HOST:PORT") failed.
+        case cannotConnect(to: String, ConnectProblem)
+        /// The last try is held by another pairing in progress.
+        case noTriesLeft(at: String)
+        /// Another session of this listener is already past its handshake.
+        case anotherPairingPastHandshake
+        /// `--interface NAME` names an interface discovery cannot use.
+        case noUsableInterface(named: String)
+        /// No interface of this machine supports multicast.
+        case noMulticastInterface
+        /// Every multicast interface is left out by the rules (`leftOut`, by name).
+        case noLANInterface(leftOut: [String])
+        /// A table member that announced itself but never completed a pairing with this one.
+        case tableMemberNeverPaired
+    }
+
+    /// The last error of a connection attempt.
+    public enum ConnectProblem: Equatable, Sendable {
+        /// Nothing listens on that port.
+        case refused
+        /// No route to that host (or network).
+        case noRoute
+        /// Nothing answered before the attempt's time was up.
+        case noAnswer
+        /// Any other error, in the system's words.
+        case other(String)
+    }
+
+    /// A local failure; `error` is the system's (or SwiftNIO's) description.
+    public enum IOProblem: Equatable, Sendable {
+        case cannotListen(host: String, port: Int, error: String)
+        case listenerFailed(error: String)
+        case cannotListInterfaces(error: String)
+        case cannotJoinGroup(String, port: Int, error: String)
+        case cannotJoinIPv6Group(error: String)
+    }
+}

@@ -52,10 +52,8 @@ extension ExchangeSession {
         case perform(PostCardWork)
         /// Start the limit (replacing the last), or none (nil) while the person is asked.
         case arm(Limit?)
-        /// A diagnostic line for the person.
-        case log(String)
-        /// A step as it happens (`--verbose`): nothing a peer sent beyond sizes.
-        case trace(String)
+        /// Tell the application (a step for `--verbose`, the codes matching): nothing a peer sent beyond sizes.
+        case event(ExchangeEvent)
         /// The session is over: close the connection.
         case finish(Outcome)
     }
@@ -110,25 +108,6 @@ extension ExchangeSession {
         return .phase(phaseIndex < phases.count ? phases[phaseIndex].name : "")
     }
 
-    /// A loss as `ExchangeTransport.describe` words it after "connection lost ".
-    static func words(_ loss: ConnectionLoss) -> String {
-        switch loss {
-        case .closed(let step): "before \(words(step))"
-        case .timedOut(let step): "(timed out waiting for \(words(step)))"
-        case .failed(let why): "(\(why))"
-        }
-    }
-
-    static func words(_ step: SessionStep) -> String {
-        switch step {
-        case .handshake: "the handshake"
-        case .confirmation: "the other person's confirmation"
-        case .card: "the peer's card"
-        case .acknowledgement: "the peer's acknowledgement"
-        case .phase(let name): "the peer's \(name)"
-        }
-    }
-
     private func step(_ input: Input) throws(ExchangeError) -> [Action] {
         if isComplete { return postCard(input) }
         switch input {
@@ -166,7 +145,7 @@ extension ExchangeSession {
             return reject + [.finish(.failed(timedOut ? .unanswered : .declinedLocally))]
         case .cardSigned(let card, let key):
             let frame = self.card(card, signedBy: key)
-            return [.send(frame), .trace("sent my card, signed now (\(card.bytes.count) bytes)")]
+            return [.send(frame), .event(.step(.cardSent(bytes: card.bytes.count)))]
         case .badFrame(let e):
             throw e
         case .workDone:
@@ -189,14 +168,14 @@ extension ExchangeSession {
         switch event {
         case .codeReady(let digits)?:
             asking = true
-            out += [.trace("handshake complete: the session is sealed"), .arm(nil), .askPerson(digits: digits)]
+            out += [.event(.step(.sealed)), .arm(nil), .askPerson(digits: digits)]
         case .codeConfirmed?:
-            out += [.trace("handshake complete: the session is sealed"), .log("the codes match: the other side typed the same code")]
+            out += [.event(.step(.sealed)), .event(.codesMatch)]
             out += cardIfDue()
         case .peerConfirmed?:
             out += cardIfDue()
         case .cardReceived(let card)?:
-            out += [.trace("received the other card (\(card.bytes.count) bytes): signature, DID and time verified"), .send(acknowledge())]
+            out += [.event(.step(.cardReceived(bytes: card.bytes.count))), .send(acknowledge())]
             out += cardsDone()
         case .peerAcknowledged?:
             out += cardsDone()
@@ -211,13 +190,13 @@ extension ExchangeSession {
     /// `.signCard` once both people confirmed and our card is not sent yet.
     private func cardIfDue() -> [Action] {
         guard confirmedLocally, confirmedByPeer, !cardSent else { return [] }
-        return [.trace("the other side confirmed the code"), .signCard]
+        return [.event(.step(.peerConfirmed)), .signCard]
     }
 
     /// Once both cards are acknowledged: store, then the post-card phases in order.
     private func cardsDone() -> [Action] {
         guard isComplete, let card = peerCard else { return [] }
-        return [.trace("both cards acknowledged"), .store(card)] + startPhase()
+        return [.event(.step(.bothAcknowledged)), .store(card)] + startPhase()
     }
 
     /// A protocol failure: tell the peer why before the connection closes (a code mismatch in
@@ -258,7 +237,7 @@ extension ExchangeSession {
             let d = ContinuousClock.now - start
             return Int(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
         } ?? 0
-        return [.trace("\(phase.summary) in \(ms) ms")]
+        return [.event(.step(.phaseEnded(phase, milliseconds: ms)))]
     }
 
     /// The inputs after both ACKs: each message of the running phase's range goes to it; any other

@@ -117,13 +117,6 @@ public final class ExchangeMessagePhase: PostCardPhase, @unchecked Sendable {
         if case .done = state { true } else { false }
     }
 
-    public var summary: String {
-        let mine = outcome.withheld ? "ours withheld (not authenticated)"
-            : outcome.sentEnvelope.map { "ours \($0.encoded.count) bytes" } ?? "none from us"
-        let theirs = outcome.received == nil ? "none from them" : "theirs received"
-        return "message phase: \(mine), \(theirs)" + (outcome.failure == nil ? "" : "; broke off")
-    }
-
     public func start(_ context: PostCardContext) -> [PostCardMessage] {
         guard case .notStarted = state else { preconditionFailure("the message phase starts once") }
         var envelope: MessageEnvelope?

@@ -79,7 +79,8 @@ public struct PostCardWork: Sendable {
 ///
 /// Adding a phase is a type conforming to this, an inner-type range of its own in PROTOCOL §8's
 /// table, its place in the list of phases the application gives the session, and the wording of
-/// its outcome.
+/// its outcome and of its `--verbose` line (the session tells `.phaseEnded(phase, …)` of every
+/// phase; the executable words it by the phase's type, Sources/meishi/ExchangeEvents.swift).
 ///
 /// A phase object belongs to one session and is used by that session's task alone.
 public protocol PostCardPhase: AnyObject, Sendable {
@@ -87,8 +88,6 @@ public protocol PostCardPhase: AnyObject, Sendable {
     static var innerTypes: ClosedRange<UInt8> { get }
     /// What the phase is, for diagnostics ("common friends").
     var name: String { get }
-    /// One line on how it went, for `--verbose`.
-    var summary: String { get }
     /// The first messages to send (none when the phase waits for the peer).
     func start(_ context: PostCardContext) -> [PostCardMessage]
     /// A message of the peer of one of `innerTypes`; returns the messages to send.

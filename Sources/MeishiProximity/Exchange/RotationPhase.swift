@@ -23,9 +23,6 @@ public final class RotationPhase: PostCardPhase, @unchecked Sendable {
     public init(statements: [UInt8]) { mine = statements }
 
     public var isFinished: Bool { heard }
-    public var summary: String {
-        "key rotations: " + (problem ?? (received.isEmpty ? "none from the peer" : "\(received.count) from the peer"))
-    }
 
     public func start(_ context: PostCardContext) -> [PostCardMessage] {
         peerDID = context.peerCard.payload.senderDID

@@ -24,15 +24,21 @@ extension ExchangeTransport {
                     firstRefusal = nil
                 }
                 let refusedTooLong = firstRefusal.map { now() - $0 > refusedGrace } ?? false
-                guard now() < deadline, !refusedTooLong, !Task.isCancelled else { return .failure(ConnectFailure(words: plainWords(error))) }
+                guard now() < deadline, !refusedTooLong, !Task.isCancelled else { return .failure(ConnectFailure(error)) }
                 try? await Task.sleep(for: pause)
             }
         }
     }
 
-    /// The last connection error of `connect`, in plain words.
+    /// The last connection error of `connect`: typed for the exchange, in plain words for message delivery.
     struct ConnectFailure: Error {
+        let problem: ExchangeFailure.ConnectProblem
         let words: String
+
+        init(_ error: any Error) {
+            problem = connectProblem(error)
+            words = plainWords(error)
+        }
     }
 }
 

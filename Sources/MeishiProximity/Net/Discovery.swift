@@ -166,18 +166,17 @@ public final class Discovery: Sendable {
     private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// Joins the group on every usable IPv4 interface (or only `interface`) and starts listening.
-    /// Without `interface`, only LAN interfaces are used (`InterfaceRules`); `trace` says which
-    /// were left out and why.
+    /// Without `interface`, only LAN interfaces are used (`InterfaceRules`); `events` hears which
+    /// were left out and why, and where it announces.
     public static func start(tcpPort: Int, code: ExchangeCode?, alias: String?, interface: String?, table: Bool = false,
-                             log: @escaping @Sendable (String) -> Void,
-                             trace: @escaping @Sendable (String) -> Void = { _ in }) async throws(ExchangeFailure) -> Discovery {
+                             events: @escaping @Sendable (ExchangeEvent) -> Void) async throws(ExchangeFailure) -> Discovery {
         let sessionID = SecureRandom.bytes(16)
         let nameplate = code.map { UInt16($0.nameplate) }
         let message = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, table: table).encoded
         let query = Announcement(sessionID: sessionID, port: UInt16(tcpPort), nameplate: nameplate, alias: alias, wantsAnswer: true,
                                  table: table).encoded
         let all: [NIONetworkDevice]
-        do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
+        do { all = try System.enumerateDevices() } catch { throw .io(.cannotListInterfaces(error: "\(error)")) }
         if let interface {
             let named = all.filter { $0.name == interface }
             guard !named.isEmpty else { throw .noSuchInterface(interface, available: Set(all.map(\.name)).sorted()) }
@@ -192,7 +191,7 @@ public final class Discovery: Sendable {
                 return false
             }
             for (name, why) in leftOut.sorted(by: { $0.key < $1.key }) {
-                trace("not announcing on \(name): \(why); --interface \(name) would use it")
+                events(.step(.notAnnouncing(interface: name, reason: why)))
             }
         }
         let v4 = usable.filter { if case .v4? = $0.address { true } else { false } }
@@ -202,9 +201,8 @@ public final class Discovery: Sendable {
             return b[0] == 0xFE && b[1] & 0xC0 == 0x80  // link-local fe80::/10
         }
         guard !v4.isEmpty || !v6.isEmpty else {
-            throw .unreachable(interface.map { "no usable interface named \($0)" }
-                               ?? (leftOut.isEmpty ? "no network interface supports multicast"
-                                   : "no LAN interface to announce on (left out: \(leftOut.keys.sorted().joined(separator: ", ")); name one with --interface)"))
+            throw .unreachable(interface.map { .noUsableInterface(named: $0) }
+                               ?? (leftOut.isEmpty ? .noMulticastInterface : .noLANInterface(leftOut: leftOut.keys.sorted())))
         }
         let group = MultiThreadedEventLoopGroup.singleton
         var receivers: [Datagrams] = []
@@ -243,7 +241,7 @@ public final class Discovery: Sendable {
         } catch {
             for s in senders { try? await s.0.close() }
             await discard(receivers)
-            throw .io("cannot join the multicast group \(Self.group):\(port): \(error)")
+            throw .io(.cannotJoinGroup(Self.group, port: port, error: "\(error)"))
         }
         // IPv6 link-local where available; a failure here leaves IPv4 on its own.
         var v6Names: [String] = []
@@ -267,13 +265,13 @@ public final class Discovery: Sendable {
                 }
             } catch {
                 if let pending { await discard([pending]) }
-                log("IPv6 announcements unavailable (\(error)); using IPv4 only")
-                if receivers.isEmpty { throw .io("cannot join the IPv6 multicast group: \(error)") }
+                events(.ipv6Unavailable(error: "\(error)"))
+                if receivers.isEmpty { throw .io(.cannotJoinIPv6Group(error: "\(error)")) }
             }
         }
         let names = Set(v4.map(\.name) + v6Names).sorted()
         let groups = (v4.isEmpty ? [] : ["\(Self.group):\(port)"]) + (v6Names.isEmpty ? [] : ["[\(Self.group6)]:\(port)"])
-        log("announcing on \(names.joined(separator: ", ")) (\(groups.joined(separator: ", ")))")
+        events(.announcing(interfaces: names, groups: groups))
         return Discovery(sessionID: sessionID, receivers: receivers, senders: senders, announcement: message, query: query)
     }
 

@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiCrypto
-import MeishiText
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -64,17 +63,16 @@ public enum ExchangeTransport {
                 })
         } catch {
             if errno(of: error) == EADDRINUSE { throw .addressInUse(port) }
-            throw .io("cannot listen on \(host):\(port): \(error)")
+            throw .io(.cannotListen(host: host, port: port, error: "\(error)"))
         }
     }
 
-    /// Waits for one peer on `host:port` (port 0: any free port, reported through `listening`).
-    /// Failing peers are logged and the listener keeps waiting until `timeout`.
+    /// Waits for one peer on `host:port` (port 0: any free port, told as `.listening`).
+    /// Failing peers are told and the listener keeps waiting until `timeout`.
     public static func listen(host: String?, port: Int, timeout: TimeAmount, stepTimeout: TimeAmount,
-                              participant: ExchangeParticipant, budget: GuessBudget,
-                              listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+                              participant: ExchangeParticipant, budget: GuessBudget) async throws(ExchangeFailure) -> ExchangeResult {
         let server = try await bind(host: host, port: port)
-        listening(server.port)
+        participant.events(.listening(port: server.port))
         return try await serve(server, timeout: timeout, stepTimeout: stepTimeout, participant: participant, budget: budget,
                                onlySessions: nil)
     }
@@ -109,7 +107,7 @@ public enum ExchangeTransport {
         }
         defer { overall.cancel() }
         let guardian = PeerGuard()
-        let quietFailures = FailureSummary(log: participant.log)
+        let quietFailures = QuietFailures<ExchangeEvent.QuietFailure>(participant)
         let slots = ConnectionSlots(total: maximumConnections, perSource: maximumPerSource)
         let claim = SessionClaim()
         // The sessions in progress, closed when the run is decided or its time is up.
@@ -132,12 +130,12 @@ public enum ExchangeTransport {
                 // revealed anything.
                 guardian.recordFailure(address, now: now())
                 if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
-                quietFailures.record("refused \(address): no tries left while another pairing is in progress", now: now())
+                quietFailures.record(.noTriesLeft(address: address), now: now())
             case .failure(let error):
                 guardian.recordFailure(address, now: now())
                 guard session.codeRevealed else {
                     // Never got far enough to use the code (a port scan, garbage, a cut idle connection): costs nothing.
-                    quietFailures.record("peer \(address) failed: \(describe(error)); still listening", now: now())
+                    quietFailures.record(.peerFailed(address: address, failure: error, stillListening: true), now: now())
                     return
                 }
                 // The try was taken when the code was first used (`run`).
@@ -149,11 +147,10 @@ public enum ExchangeTransport {
                 }
                 // Tries of pairings that ended, this one included: one in progress is counted when it ends,
                 // so the count never jumps ahead nor says the same number twice.
-                participant.log("\(someone(at: address)) started pairing and hung up: \(describe(error)) "
-                                + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
+                participant.events(.peerHungUp(address: address, failure: error, triesUsed: budget.failed))
                 if budget.exhausted { return decide(.failure(.tooManyGuesses(budget.spent))) }
                 if mismatch {
-                    participant.log("still trying the other peers announcing the same code")
+                    participant.events(.stillTryingOthers)
                     return
                 }
                 if let pairingLost {
@@ -161,7 +158,7 @@ public enum ExchangeTransport {
                     return decide(attempt)
                 }
                 // With every try taken, only the pairing in progress can still end well: no new one is listened for.
-                if budget.spent < GuessBudget.allowed { participant.log("still listening") }
+                if budget.spent < GuessBudget.allowed { participant.events(.stillListening) }
             }
         }
         do {
@@ -187,21 +184,16 @@ public enum ExchangeTransport {
                 }
             }
         } catch {
-            if outcome.withLockedValue({ $0 == nil }) && !expired.withLockedValue({ $0 }) { throw .io("listener failed: \(error)") }
+            if outcome.withLockedValue({ $0 == nil }) && !expired.withLockedValue({ $0 }) { throw .io(.listenerFailed(error: "\(error)")) }
         }
         if let decided = outcome.withLockedValue({ $0 }) { return try decided.get() }
-        throw .timedOut("no peer completed an exchange")
-    }
-
-    /// "someone at ADDRESS", or "a peer" when its address is unknown (a connection closed before it was read).
-    static func someone(at address: String) -> String {
-        address == "unknown" ? "a peer" : "someone at \(address)"
+        throw .timedOut(.noPeerCompleted)
     }
 
     /// The accept loop of a listener (§5.4): each connection accepted, unless its address is
     /// banned or its slots are full, is served at once by `serveOne` (its address and slot) in a
     /// task of its own, until the listener closes; then `afterwards` runs while they still may.
-    static func accept(_ channel: NIOAsyncChannel<Accepted, Never>, guardian: PeerGuard, quietFailures: FailureSummary,
+    static func accept(_ channel: NIOAsyncChannel<Accepted, Never>, guardian: PeerGuard, quietFailures: QuietFailures<ExchangeEvent.QuietFailure>,
                        slots: ConnectionSlots, open: NIOLockedValueBox<[Int: Channel]>,
                        serveOne: @escaping @Sendable (Connection, String, Int) async -> Void,
                        afterwards: @escaping @Sendable () -> Void) async throws {
@@ -212,12 +204,12 @@ public enum ExchangeTransport {
                         guard let connection = accepted.take() else { continue }
                         let address = plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
                         if guardian.isBanned(address, now: now()) {
-                            quietFailures.record("ignoring \(address): too many failed attempts in the last 10 minutes", now: now())
+                            quietFailures.record(.banned(address: address), now: now())
                             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                             continue
                         }
-                        guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
-                            quietFailures.record("cut a connection from \(why)", now: now())
+                        guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
+                            quietFailures.record(.cutIdle(address: source), now: now())
                         }) else {
                             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                             continue
@@ -261,8 +253,8 @@ public enum ExchangeTransport {
         switch await connect(to: address, until: deadline, attemptTimeout: { _ in stepTimeout }, pause: .milliseconds(10)) {
         case .success(let c): connection = c
         case .failure(let f) where nobodyThereTimesOut:
-            throw .timedOut("nobody answered at \(label)" + (f.words == noAnswer ? "" : ": \(f.words)"))
-        case .failure(let f): throw .unreachable("cannot connect to \(label): \(f.words)")
+            throw .timedOut(.nobodyAnswered(at: label, f.problem))
+        case .failure(let f): throw .unreachable(.cannotConnect(to: label, f.problem))
         }
         let session = participant.session(.dialer)
         do {
@@ -274,33 +266,18 @@ public enum ExchangeTransport {
             case .tooManyGuesses:
                 // Refused before revealing anything: the last try is held by another pairing in progress.
                 if budget.exhausted { throw error }
-                throw .unreachable("\(label): no tries left while another pairing is in progress")
+                throw .unreachable(.noTriesLeft(at: label))
             case .declinedLocally, .protocolFailure(.declinedByPeer), .unanswered, .protocolFailure(.peerDidNotAnswer): break
             default:
                 // The try was taken when the code could first be computed (`run`).
                 guard session.codeRevealed else { break }
                 // A mismatch is told by whoever decides whether the run goes on (`Rendezvous.dialInTurn`).
                 if case .protocolFailure(.codesDoNotMatch) = error {} else {
-                    participant.log("the pairing with \(label) was abandoned after the code was computed: \(describe(error)) "
-                                    + "(\(budget.failed) of \(GuessBudget.allowed) tries used)")
+                    participant.events(.pairingAbandoned(peer: label, failure: error, triesUsed: budget.failed))
                 }
                 if budget.exhausted { throw .tooManyGuesses(budget.spent) }
             }
             throw error
-        }
-    }
-
-    public static func describe(_ r: RelayFailure) -> String {
-        switch r {
-        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
-        case .notAMailbox(let w): w
-        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
-        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
-        case .mailboxLost(let w): "lost the mailbox server: \(w)"
-        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
-        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
-        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
-        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
         }
     }
 
@@ -311,39 +288,26 @@ public enum ExchangeTransport {
         return nil
     }
 
-    /// A connection error as people say it.
-    static func plainWords(_ error: any Error) -> String {
+    /// A connection error as a value.
+    static func connectProblem(_ error: any Error) -> ExchangeFailure.ConnectProblem {
         switch errno(of: error) {
-        case ECONNREFUSED?: "connection refused (nothing is listening on that port)"
-        case EHOSTUNREACH?, ENETUNREACH?: "no route to that host"
-        case ETIMEDOUT?: noAnswer
+        case ECONNREFUSED?: .refused
+        case EHOSTUNREACH?, ENETUNREACH?: .noRoute
+        case ETIMEDOUT?: .noAnswer
         default:
             // NIO's own connect timeout reads "Connect timeout (3 s)".
-            if case ChannelError.connectTimeout? = error as? ChannelError { noAnswer } else { "\(error)" }
+            if case ChannelError.connectTimeout? = error as? ChannelError { .noAnswer } else { .other("\(error)") }
         }
     }
 
-    /// A connection attempt that nothing answered.
-    static let noAnswer = "no answer"
-
-    public static func describe(_ f: ExchangeFailure) -> String {
-        switch f {
-        case .ambiguous(let peers): "\(peers.count) peers are announcing: "
-            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
-        case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
-        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
-        case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
-        case .addressInUse(let port): "port \(port) is already in use on this machine"
-        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
-        case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
-        case .timedOut(let w): "timed out: \(w)"
-        case .unreachable(let w): w
-        case .protocolFailure(let e): e.wireReason
-        case .declinedLocally: "the code was not confirmed"
-        case .unanswered: "timed out waiting for your answer"
-        case .connectionLost(let loss): "connection lost " + ExchangeSession.words(loss)
-        case .io(let w): w
-        case .relay(let r): describe(r)
+    /// A connection error in plain words, for the failures that still carry words (message
+    /// delivery, the relay's `RelayFailure`); the exchange's are worded by the executable.
+    static func plainWords(_ error: any Error) -> String {
+        switch connectProblem(error) {
+        case .refused: "connection refused (nothing is listening on that port)"
+        case .noRoute: "no route to that host"
+        case .noAnswer: "no answer"
+        case .other(let words): words
         }
     }
 }

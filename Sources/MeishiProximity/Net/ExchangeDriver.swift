@@ -65,8 +65,7 @@ extension ExchangeTransport {
                 var pending = inputs.makeAsyncIterator()
                 var frameRequested = false
                 var queue: [ExchangeSession.Input] = [.connected]
-                participant.trace("connected to \(address) as the \(session.role == .dialer ? "dialer" : "listener")"
-                                  + (participant.code != nil ? "; the code authenticates the session (CPace)" : ""))
+                participant.events(.step(.connected(address: address, role: session.role, withCode: participant.code != nil)))
                 while true {
                     let input: ExchangeSession.Input
                     if !queue.isEmpty {
@@ -122,10 +121,8 @@ extension ExchangeTransport {
                                     feed.yield(.timerFired)
                                 }
                             }
-                        case .log(let line):
-                            participant.log(line)
-                        case .trace(let line):
-                            participant.trace(line)
+                        case .event(let event):
+                            participant.events(event)
                         case .finish(.exchanged(let card, let confirmation, let phases)):
                             completed = true
                             return ExchangeResult(peerCard: card, confirmation: confirmation, peerAddress: address, phases: phases)

@@ -1,20 +1,18 @@
 import NIOConcurrencyHelpers
 
-/// Says "N more connections failed" instead of a line per connection: at most `burst` lines a
-/// second, the rest counted into the next line.
-final class FailureSummary: Sendable {
+/// Says "N more connections failed" instead of a line per connection: at most `burst` a second
+/// are reported, the rest counted into the next report (`alsoFailed`).
+final class QuietFailures<Failure: Sendable>: Sendable {
     private let state = NIOLockedValueBox<(pending: Int, windowStart: Double, said: Int)>((0, -1e9, 0))
-    private let log: @Sendable (String) -> Void
+    private let report: @Sendable (Failure, _ alsoFailed: Int) -> Void
     private let burst: Int
-    private let counting: String
 
-    init(burst: Int = 1, counting: String = "failed connections", log: @escaping @Sendable (String) -> Void) {
+    init(burst: Int = 1, report: @escaping @Sendable (Failure, _ alsoFailed: Int) -> Void) {
         self.burst = burst
-        self.counting = counting
-        self.log = log
+        self.report = report
     }
 
-    func record(_ line: String, now: Double) {
+    func record(_ failure: Failure, now: Double) {
         let suppressed: Int? = state.withLockedValue { s in
             if now - s.windowStart >= 1 { (s.windowStart, s.said) = (now, 0) }
             guard s.said < burst else {
@@ -26,7 +24,23 @@ final class FailureSummary: Sendable {
             return s.pending
         }
         guard let suppressed else { return }
-        log(line + (suppressed > 0 ? " (and \(suppressed) more \(counting))" : ""))
+        report(failure, suppressed)
+    }
+}
+
+/// Lines for a log (message delivery and probes): "LINE (and N more COUNTING)".
+typealias FailureSummary = QuietFailures<String>
+
+extension QuietFailures where Failure == String {
+    convenience init(burst: Int = 1, counting: String = "failed connections", log: @escaping @Sendable (String) -> Void) {
+        self.init(burst: burst) { line, more in log(line + (more > 0 ? " (and \(more) more \(counting))" : "")) }
+    }
+}
+
+/// The exchange's quiet failures, told as events.
+extension QuietFailures where Failure == ExchangeEvent.QuietFailure {
+    convenience init(_ participant: ExchangeParticipant) {
+        self.init { failure, more in participant.events(.quietFailure(failure, alsoFailed: more)) }
     }
 }
 
@@ -90,7 +104,7 @@ final class SessionClaim: Sendable {
             return await participant.confirmCode(code)
         }
         claiming.card = {
-            guard self.tryTake(id) else { throw ExchangeFailure.unreachable("another pairing is already past its handshake") }
+            guard self.tryTake(id) else { throw ExchangeFailure.unreachable(.anotherPairingPastHandshake) }
             claimed()
             return try await participant.card()
         }

@@ -201,7 +201,7 @@ final class ConnectionSlots: Sendable {
     }
 
     /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
-    /// `perSource` connections past their hello already. `cut` hears of each idle connection cut.
+    /// `perSource` connections past their hello already. `cut` hears the source of each idle connection cut.
     func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
         while true {
             enum Step { case admitted(Int), refused, wait }
@@ -222,7 +222,7 @@ final class ConnectionSlots: Sendable {
             }
             if let victim {
                 victim.channel.close(promise: nil)
-                cut("\(victim.source): it sent nothing while others waited")
+                cut(victim.source)
             }
             switch step {
             case .admitted(let id): return id
@@ -282,7 +282,9 @@ public enum MessageTransport {
     public static func bind(host: String?, port: Int) async throws(MessageDeliveryFailure) -> Listener {
         do { return Listener(server: try await ExchangeTransport.bind(host: host, port: port)) } catch {
             if case .addressInUse(let p) = error { throw .addressInUse(p) }
-            throw .io(ExchangeTransport.describe(error))
+            // Message delivery still words its failures itself (MessageDeliveryFailure.description).
+            guard case .io(.cannotListen(let h, let p, let e)) = error else { throw .io("\(error)") }
+            throw .io("cannot listen on \(h):\(p): \(e)")
         }
     }
 
@@ -309,8 +311,8 @@ public enum MessageTransport {
                             let address = ExchangeTransport.plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
-                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
-                                strangers.record("cut a connection from \(why)", now: ExchangeTransport.now())
+                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
+                                strangers.record("cut a connection from \(source): it sent nothing while others waited", now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
                                 continue

@@ -13,17 +13,17 @@ enum Relay {
     typealias WebSocket = NIOAsyncChannel<WebSocketFrame, WebSocketFrame>
 
     static func exchange(_ servers: RelayServers, timeoutSeconds: Int64, stepTimeout: TimeAmount, participant: ExchangeParticipant,
-                         budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+                         budget: GuessBudget) async throws(ExchangeFailure) -> ExchangeResult {
         guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
         let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
         var mailbox = MailboxSession(nameplate: code.nameplate)
-        participant.trace("connecting to the mailbox server \(servers.mailbox) as side \(mailbox.side)")
+        participant.events(.step(.connectingToMailbox(servers, side: mailbox.side)))
         let socket = try await openWebSocket(servers.mailbox, timeout: stepTimeout)
-        participant.trace("claiming nameplate \(code.nameplate) for appid \(MailboxSession.appID)")
-        listening(0)
+        participant.events(.step(.claimingNameplate(code.nameplate, appID: MailboxSession.appID)))
+        participant.events(.waitingOnMailbox)
         let (transit, dialer) = try await meet(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
                                                participant: participant)
-        participant.trace("the transit relay \(servers.transit) paired us; running the session as the \(dialer ? "dialer" : "listener")")
+        participant.events(.step(.transitPaired(servers, role: dialer ? .dialer : .listener)))
         let session = participant.session(dialer ? .dialer : .listener)
         return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
                                                address: "the transit relay \(servers.transit)", budget: budget)
@@ -75,7 +75,7 @@ enum Relay {
                     if expired.withLockedValue({ $0 }) { return .failure(.relay(.peerNeverCame(nameplate))) }
                     return .failure(.relay(.mailboxLost("it closed the connection before the other side came")))
                 }
-                participant.trace("the other side (\(state.peer?.side ?? "")) is on the mailbox; connecting to the transit relay \(servers.transit)")
+                participant.events(.step(.peerOnMailbox(servers, side: state.peer?.side ?? "")))
                 let transit: Result<ExchangeTransport.Connection, ExchangeFailure>
                 do throws(ExchangeFailure) {
                     transit = .success(try await connectTransit(servers.transit, token: met.token, side: state.side,

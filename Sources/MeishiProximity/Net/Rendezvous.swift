@@ -1,6 +1,5 @@
 import MeishiCard
 import NIOConcurrencyHelpers
-import MeishiText
 import NIOCore
 import NIOPosix
 
@@ -19,7 +18,7 @@ public enum Rendezvous {
     /// before it announced, so a refusal means a stale or forged announcement; move on soon.
     static let dialWait: TimeAmount = .seconds(1)
 
-    /// Finds the peer, then runs the exchange with it. `listening` reports the TCP port once bound,
+    /// Finds the peer, then runs the exchange with it. `.listening` tells the TCP port once bound,
     /// and again when it serves anew after a lost pairing.
     ///
     /// Discovery only suggests whom to try; the PAKE or the people comparing digits authenticate.
@@ -30,7 +29,7 @@ public enum Rendezvous {
     /// leading to the next; each attempt abandoned after the code could be computed spends a guess.
     public static func exchange(alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
                                 pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?, participant: ExchangeParticipant,
-                                budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+                                budget: GuessBudget) async throws(ExchangeFailure) -> ExchangeResult {
         let code = participant.code
         let start = ExchangeTransport.now()
         let deadline = start + Double(timeoutSeconds)
@@ -38,13 +37,13 @@ public enum Rendezvous {
         let port = server.port
         let discovery: Discovery
         do {
-            discovery = try await Discovery.start(tcpPort: port, code: code, alias: alias, interface: interface, log: participant.log,
-                                                  trace: participant.trace)
+            discovery = try await Discovery.start(tcpPort: port, code: code, alias: alias, interface: interface,
+                                                  events: participant.events)
         } catch {
             try? await server.close()
             throw error
         }
-        listening(port)
+        participant.events(.listening(port: port))
         discovery.begin()
         let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
         // Without a code, peers heard together are first checked for a TCP listener at their
@@ -62,7 +61,7 @@ public enum Rendezvous {
                 let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
                 chosen = await discovery.waitForChoice(until: deadline, alsoAt: [start + quietAfter] + (code == nil ? [start + window] : [])) { heard, now in
                     if heard.isEmpty, now - start >= quietAfter, saidQuiet.withLockedValue({ s in defer { s = true }; return !s }) {
-                        participant.log("nobody found on this network (is the Wi-Fi keeping devices apart?): both run with --code CODE --relay")
+                        participant.events(.nobodyFound)
                     }
                     let (alive, dead) = checked.withLockedValue { $0 }
                     // A table's members pair among themselves (§5.7): not a peer of a pairwise run.
@@ -84,9 +83,7 @@ public enum Rendezvous {
                     c.alive.formUnion(new.map(\.announcement.sessionID).filter { id in !refused.contains { $0.announcement.sessionID == id } })
                 }
                 for peer in refused {
-                    participant.log("ignoring the peer announced at \(peer.host) port \(peer.announcement.port)"
-                                    + (peer.announcement.alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
-                                    + ": nothing accepts a connection there (a forged or stale announcement)")
+                    participant.events(.ignoredPeer(host: peer.host, port: Int(peer.announcement.port), alias: peer.announcement.alias))
                 }
             }
             if let several = ambiguous.withLockedValue({ $0 }) {
@@ -108,13 +105,13 @@ public enum Rendezvous {
                         checked.withLockedValue { _ = $0.dead.insert(chosen.announcement.sessionID) }
                         server = again
                         lostOne = true
-                        participant.log("still listening")
-                        listening(port)
+                        participant.events(.stillListening)
+                        participant.events(.listening(port: port))
                         continue choosing
                     }
                 }
             } else {
-                outcome = .failure(lostOne ? .timedOut("no peer completed an exchange") : .noPeer(withCode: code != nil))
+                outcome = .failure(lostOne ? .timedOut(.noPeerCompleted) : .noPeer(withCode: code != nil))
             }
             break
         }
@@ -282,10 +279,8 @@ public enum Rendezvous {
                         return result
                     default:
                         last = error
-                        let tries = if case .protocolFailure(.codesDoNotMatch) = error {
-                            " (\(budget.failed) of \(GuessBudget.allowed) tries used)"
-                        } else { "" }
-                        participant.log("\(ExchangeTransport.describe(error))\(tries); trying the next peer announcing code \(code.nameplate)")
+                        let tries: Int? = if case .protocolFailure(.codesDoNotMatch) = error { budget.failed } else { nil }
+                        participant.events(.triedNextCandidate(failure: error, triesUsed: tries, nameplate: code.nameplate))
                     }
                 }
             }
@@ -342,24 +337,23 @@ extension ExchangeTransport {
     public static let stepTimeoutSeconds: Int64 = 15
 
     /// Runs one exchange with the peer `endpoint` names, within `timeoutSeconds`.
-    public static func exchange(_ endpoint: ExchangeEndpoint, timeoutSeconds: Int64, participant: ExchangeParticipant,
-                                listening: @escaping @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
+    public static func exchange(_ endpoint: ExchangeEndpoint, timeoutSeconds: Int64,
+                                participant: ExchangeParticipant) async throws(ExchangeFailure) -> ExchangeResult {
         let step = TimeAmount.seconds(stepTimeoutSeconds)
         let budget = GuessBudget()
         switch endpoint {
         case .listen(let host, let port):
             return try await listen(host: host, port: port, timeout: .seconds(timeoutSeconds), stepTimeout: step,
-                                    participant: participant, budget: budget, listening: listening)
+                                    participant: participant, budget: budget)
         case .dial(let host, let port):
             return try await dial(host: host, port: port, stepTimeout: .seconds(min(timeoutSeconds, stepTimeoutSeconds)),
                                   waitFor: .seconds(timeoutSeconds), participant: participant)
         case .discover(let alias, let interface, let pick):
             return try await Rendezvous.exchange(alias: alias, interface: interface, timeoutSeconds: timeoutSeconds,
-                                                 stepTimeout: step, pick: pick, participant: participant, budget: budget,
-                                                 listening: listening)
+                                                 stepTimeout: step, pick: pick, participant: participant, budget: budget)
         case .relay(let servers):
             return try await Relay.exchange(servers, timeoutSeconds: timeoutSeconds, stepTimeout: step, participant: participant,
-                                            budget: budget, listening: listening)
+                                            budget: budget)
         }
     }
 }

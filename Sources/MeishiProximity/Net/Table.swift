@@ -44,15 +44,12 @@ public struct TableEvents: Sendable {
     public var failed: @Sendable (TableFailure, Int) -> Void
     /// Returns when the person ends the table (never, without a terminal).
     public var stop: @Sendable () async -> Void
-    /// The TCP port, once bound.
-    public var listening: @Sendable (Int) -> Void
 
     public init(joined: @escaping @Sendable (ExchangeResult) async -> Void, failed: @escaping @Sendable (TableFailure, Int) -> Void,
-                stop: @escaping @Sendable () async -> Void, listening: @escaping @Sendable (Int) -> Void) {
+                stop: @escaping @Sendable () async -> Void) {
         self.joined = joined
         self.failed = failed
         self.stop = stop
-        self.listening = listening
     }
 }
 
@@ -135,7 +132,7 @@ public enum Table {
             state.withLockedValue { s in
                 let silent = s.heard.filter { s.failures[$0.key] == nil && !s.joined.contains($0.key) }.values.sorted()
                 return Array(s.failures.values) + s.anonymous + silent.map {
-                    TableFailure(peer: $0, failure: .unreachable("announced the table, but no pairing with it completed"), usedATry: false)
+                    TableFailure(peer: $0, failure: .unreachable(.tableMemberNeverPaired), usedATry: false)
                 }
             }
         }
@@ -153,12 +150,12 @@ public enum Table {
         let discovery: Discovery
         do {
             discovery = try await Discovery.start(tcpPort: server.port, code: code, alias: alias, interface: interface, table: true,
-                                                  log: participant.log)
+                                                  events: participant.events)
         } catch {
             try? await server.close()
             throw error
         }
-        events.listening(server.port)
+        participant.events(.listening(port: server.port))
         discovery.begin()
         let own = discovery.sessionID
         let budget = GuessBudget(givesBack: true)
@@ -192,7 +189,7 @@ public enum Table {
             // table's N whose session id sorts before ours, not paired yet.
             group.addTask {
                 let guardian = PeerGuard()
-                let quiet = FailureSummary(log: participant.trace)
+                let quiet = QuietFailures<ExchangeEvent.QuietFailure>(participant)
                 let slots = ConnectionSlots(total: ExchangeTransport.maximumConnections, perSource: ExchangeTransport.maximumPerSource)
                 let open = NIOLockedValueBox<[Int: Channel]>([:])
                 try? await ExchangeTransport.accept(server.channel, guardian: guardian, quietFailures: quiet, slots: slots,
@@ -219,7 +216,9 @@ public enum Table {
                         guardian.recordFailure(address, now: ExchangeTransport.now())
                         // Never got as far as the code (a port scan, a stranger, a member not heard yet): costs nothing.
                         if id?.isEmpty ?? true {
-                            if case .failure(let e) = attempt { quiet.record("peer \(address) failed: \(ExchangeTransport.describe(e))", now: ExchangeTransport.now()) }
+                            if case .failure(let e) = attempt {
+                                quiet.record(.peerFailed(address: address, failure: e, stillListening: false), now: ExchangeTransport.now())
+                            }
                             return
                         }
                     }
@@ -246,7 +245,7 @@ public enum Table {
                                                                        attemptTimeout: { _ in step }, pause: .milliseconds(10)) {
                                 case .success(let c): connection = c
                                 case .failure(let f):
-                                    await settle(.failure(.unreachable("cannot connect to \(label): \(f.words)")), id: id, dialled: true, address: peer.readableHost, revealed: false)
+                                    await settle(.failure(.unreachable(.cannotConnect(to: label, f.problem))), id: id, dialled: true, address: peer.readableHost, revealed: false)
                                     return peer.host
                                 }
                                 let session = participant.session(.dialer)

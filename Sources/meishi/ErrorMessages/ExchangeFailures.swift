@@ -6,7 +6,7 @@ import MeishiText
 extension MeishiFailure {
     /// An exchange that did not finish.
     init(_ f: ExchangeFailure) {
-        let text = if case .protocolFailure(let e) = f { ExchangeWording.describe(e) } else { ExchangeTransport.describe(f) }
+        let text = ExchangeWording.describe(f)
         switch f {
         case .ambiguous:
             self.init(text, hint: "agree on a code and run 'meishi exchange --code CODE' on both sides", status: .unavailable)
@@ -89,6 +89,103 @@ extension MeishiFailure {
 /// The words of the exchange's typed failures that the library leaves to the executable. (What
 /// the peer is told is `wireReason`, fixed by docs/PROTOCOL.md; these are for the person here.)
 enum ExchangeWording {
+    /// Why an exchange did not finish.
+    static func describe(_ f: ExchangeFailure) -> String {
+        switch f {
+        case .ambiguous(let peers): "\(peers.count) peers are announcing: "
+            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+        case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
+        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
+        case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
+        case .addressInUse(let port): "port \(port) is already in use on this machine"
+        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
+        case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
+        case .timedOut(let t): "timed out: " + describe(t)
+        case .unreachable(let u): describe(u)
+        case .protocolFailure(let e): describe(e)
+        case .declinedLocally: "the code was not confirmed"
+        case .unanswered: "timed out waiting for your answer"
+        case .connectionLost(let loss): "connection lost " + describe(loss)
+        case .io(let problem): describe(problem)
+        case .relay(let r): describe(r)
+        }
+    }
+
+    static func describe(_ t: ExchangeFailure.Timeout) -> String {
+        switch t {
+        case .noPeerCompleted: "no peer completed an exchange"
+        case .nobodyAnswered(let peer, let problem): "nobody answered at \(peer)" + (problem == .noAnswer ? "" : ": \(describe(problem))")
+        }
+    }
+
+    static func describe(_ u: ExchangeFailure.Unreachable) -> String {
+        switch u {
+        case .cannotConnect(let peer, let problem): "cannot connect to \(peer): \(describe(problem))"
+        case .noTriesLeft(let peer): "\(peer): no tries left while another pairing is in progress"
+        case .anotherPairingPastHandshake: "another pairing is already past its handshake"
+        case .noUsableInterface(let name): "no usable interface named \(name)"
+        case .noMulticastInterface: "no network interface supports multicast"
+        case .noLANInterface(let leftOut):
+            "no LAN interface to announce on (left out: \(leftOut.joined(separator: ", ")); name one with --interface)"
+        case .tableMemberNeverPaired: "announced the table, but no pairing with it completed"
+        }
+    }
+
+    /// A connection attempt's last error.
+    static func describe(_ p: ExchangeFailure.ConnectProblem) -> String {
+        switch p {
+        case .refused: "connection refused (nothing is listening on that port)"
+        case .noRoute: "no route to that host"
+        case .noAnswer: "no answer"
+        case .other(let error): error
+        }
+    }
+
+    static func describe(_ p: ExchangeFailure.IOProblem) -> String {
+        switch p {
+        case .cannotListen(let host, let port, let error): "cannot listen on \(host):\(port): \(error)"
+        case .listenerFailed(let error): "listener failed: \(error)"
+        case .cannotListInterfaces(let error): "cannot list network interfaces: \(error)"
+        case .cannotJoinGroup(let group, let port, let error): "cannot join the multicast group \(group):\(port): \(error)"
+        case .cannotJoinIPv6Group(let error): "cannot join the IPv6 multicast group: \(error)"
+        }
+    }
+
+    /// A lost connection, after "connection lost ".
+    static func describe(_ loss: ConnectionLoss) -> String {
+        switch loss {
+        case .closed(let step): "before \(describe(step))"
+        case .timedOut(let step): "(timed out waiting for \(describe(step)))"
+        case .failed(let why): "(\(why))"
+        }
+    }
+
+    /// What the session waited for.
+    static func describe(_ step: SessionStep) -> String {
+        switch step {
+        case .handshake: "the handshake"
+        case .confirmation: "the other person's confirmation"
+        case .card: "the peer's card"
+        case .acknowledgement: "the peer's acknowledgement"
+        case .phase(let name): "the peer's \(name)"
+        }
+    }
+
+    /// The mailbox server or the transit relay (`--relay`).
+    static func describe(_ r: RelayFailure) -> String {
+        switch r {
+        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
+        case .notAMailbox(let w): w
+        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
+        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
+        case .mailboxLost(let w): "lost the mailbox server: \(w)"
+        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
+        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
+        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
+        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
+        }
+    }
+
     /// A protocol failure of the session.
     static func describe(_ e: ExchangeError) -> String {
         switch e {
@@ -120,7 +217,7 @@ enum ExchangeWording {
         case .refused(.commitmentMismatch): "the peer's returned list does not match its commitment"
         case .refused(.proofInvalid): "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
         case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
-        case .connection(let loss): ExchangeTransport.describe(.connectionLost(loss))
+        case .connection(let loss): describe(.connectionLost(loss))
         }
     }
 
