@@ -237,6 +237,51 @@ final class WormholeServers {
         #expect(try Self.contactCount(mei) == 0)
     }
 
+    /// Reads `pipe` until what it gave holds `text` (or it ended); returns everything read.
+    static func read(_ pipe: Pipe, until text: String) -> String {
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains(text) {
+            let more = pipe.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            seen.append(more)
+        }
+        return String(decoding: seen, as: UTF8.self)
+    }
+
+    /// The transit relay killed while the session runs through it: both sides end at once (not at
+    /// --timeout nor a step's 15 s) with exit 69, a line naming the relay and a hint, and store
+    /// nothing. Side A is held (SIGSTOP) the moment it says the relay paired us, so the session
+    /// cannot have finished when the relay dies; B, still running, must notice the relay's end.
+    @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
+    func aTransitRelayKilledMidSessionEndsBothSidesCleanly() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let (mei, ken) = try Self.meiAndKen()
+        let a = try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose"] + servers.arguments)
+        let b = try Self.start(ken, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose"] + servers.arguments)
+        let before = Self.read(a.2, until: "paired us; running the session")
+        try #require(before.contains("paired us; running the session"), "\(before)")
+        kill(a.0.processIdentifier, SIGSTOP)
+        defer { kill(a.0.processIdentifier, SIGCONT) }
+        kill(servers.transit.processIdentifier, SIGKILL)
+        let started = Date()
+        let rb = Self.finish(b)
+        let waited = Date().timeIntervalSince(started)
+        kill(a.0.processIdentifier, SIGCONT)
+        let held = Self.finish(a)
+        let ra = CLI.Result(status: held.status, stdout: held.stdout, stderr: before + held.stderr)
+        for r in [ra, rb] {
+            #expect(r.status == 69, "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: error: lost the transit relay \(servers.transitAddress) "), "\(r.stderr)")
+            #expect(r.stderr.contains("; nothing was stored"), "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: hint: the relay or the network dropped the session: run both sides again"), "\(r.stderr)")
+        }
+        // Not the step timeout (15 s) nor --timeout: the relay's end is the session's end. (A bound
+        // this loose holds on any machine; a hang would take 15 s at least.)
+        #expect(waited < 14, "B took \(waited) s to notice the relay was gone")
+        #expect(try Self.contactCount(mei) == 0 && Self.contactCount(ken) == 0)
+    }
+
     /// Someone on the mailbox who claims the code's nameplate first (here a meishi with a guessed
     /// code; the server itself could do the same) becomes the peer of one CPace run: one guess, and
     /// the honest side's run ends with nothing stored on either side.

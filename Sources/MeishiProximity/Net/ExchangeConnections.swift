@@ -301,6 +301,7 @@ public enum ExchangeTransport {
         case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
         case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
         case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
+        case .sessionLost(let path, let loss): "lost \(path) " + ExchangeSession.words(loss)
         }
     }
 

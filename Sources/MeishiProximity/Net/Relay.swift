@@ -25,8 +25,14 @@ enum Relay {
                                                participant: participant)
         participant.trace("the transit relay \(servers.transit) paired us; running the session as the \(dialer ? "dialer" : "listener")")
         let session = participant.session(dialer ? .dialer : .listener)
-        return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
-                                               address: "the transit relay \(servers.transit)", budget: budget)
+        let path = "the transit relay \(servers.transit)"
+        do {
+            return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
+                                                   address: path, budget: budget)
+        } catch .connectionLost(let loss) {
+            // One session per run: the connection's end is the run's, and the person is told which connection it was.
+            throw .relay(.sessionLost(path: path, loss))
+        }
     }
 
     /// Waits on the mailbox for the other side, then connects to the transit relay; closes the mailbox either way.

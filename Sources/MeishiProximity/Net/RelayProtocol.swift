@@ -25,6 +25,9 @@ public enum RelayFailure: Error, Equatable, Sendable {
     case transitUnreachable(String)
     /// The transit relay did not pair us: its line (`impatient`, `bad handshake`) or what happened.
     case transitRefused(String)
+    /// The connection that carried the session (through the transit relay, or direct) ended
+    /// before the session did: `path` names it ("the transit relay tcp:HOST:PORT").
+    case sessionLost(path: String, ConnectionLoss)
 }
 
 /// Where the mailbox server and the transit relay are.
