@@ -257,8 +257,9 @@ final class WormholeServers {
         let servers = try WormholeServers()
         defer { servers.stop() }
         let (mei, ken) = try Self.meiAndKen()
-        let a = try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose"] + servers.arguments)
-        let b = try Self.start(ken, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose"] + servers.arguments)
+        // --no-direct: on one machine a direct connection would win the race, and the relay would carry nothing.
+        let a = try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose", "--no-direct"] + servers.arguments)
+        let b = try Self.start(ken, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose", "--no-direct"] + servers.arguments)
         let before = Self.read(a.2, until: "paired us; running the session")
         try #require(before.contains("paired us; running the session"), "\(before)")
         kill(a.0.processIdentifier, SIGSTOP)
@@ -346,6 +347,8 @@ final class WormholeServers {
         #expect(badTransit.status == 64 && badTransit.stderr.contains("--transit must be tcp:HOST:PORT"), "\(badTransit.stderr)")
         let alone = try mei.run(["exchange", "--transit", "tcp:example.org:4001"])
         #expect(alone.status == 64 && alone.stderr.contains("--transit goes with --relay"), "\(alone.stderr)")
+        let noDirect = try mei.run(["exchange", "--code", "7-tulip-anchor", "--no-direct"])
+        #expect(noDirect.status == 64 && noDirect.stderr.contains("--no-direct goes with --relay"), "\(noDirect.stderr)")
         let withPeer = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--peer", "10.0.0.1"])
         #expect(withPeer.status == 64, "\(withPeer.stderr)")
         let badEnvironment = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--yes"], extraEnvironment: ["MEISHI_RELAY": "relay.example"])
@@ -405,6 +408,46 @@ final class WormholeServers {
         #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
         #expect((rb.json["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
         #expect(rb.json["trust"] as? String == "met")
+        // The direct attempts found nobody (the isolation drops them): the relay carried the session.
+        #expect(ra.json["path"] as? String == "relay" && rb.json["path"] as? String == "relay", "\(ra.stdout)\n\(rb.stdout)")
+    }
+
+    /// Two machines that can reach each other (one bridge, no isolation) meet on the mailbox of a
+    /// third and connect directly to the addresses each offered (transit v2, PROTOCOL §5.8): the
+    /// session does not go through the relay, and --verbose and --json say so. With --no-direct
+    /// on one side, both use the relay and offer nothing.
+    @Test(.enabled(if: WormholeServers.available && NamespaceExchangeTests.canRun,
+                   "skipped: needs root, iproute2 and the magic-wormhole servers in .venv"))
+    func machinesThatReachEachOtherConnectDirectly() throws {
+        let teardown = try NamespaceExchangeTests.hosts("dir", 3)
+        defer { teardown() }
+        let servers = try WormholeServers(namespace: "dir3", host: "10.147.0.3")
+        defer { servers.stop() }
+        let (mei, ken) = try Self.meiAndKen()
+        let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120", "--verbose"] + servers.arguments, in: "dir1")
+        let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "dir2")
+        let ra = Self.finish(a), rb = Self.finish(b)
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
+        #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect(rb.json["trust"] as? String == "met")
+        #expect(ra.json["path"] as? String == "direct" && rb.json["path"] as? String == "direct", "\(ra.stdout)\n\(rb.stdout)")
+        #expect(ra.stderr.contains("meishi: debug: offering direct connections at 10.147.0.1:"), "\(ra.stderr)")
+        #expect(ra.stderr.contains("meishi: debug: the session goes through the direct connection "), "\(ra.stderr)")
+        // What the mailbox server was told: the addresses (as PROTOCOL §5.8 and SECURITY.md say), in the hints phase.
+        servers.stop()
+        #expect(servers.everythingWritten().range(of: Data("meishi-hints-v1".utf8)) != nil)
+
+        let servers2 = try WormholeServers(namespace: "dir3", host: "10.147.0.3")
+        defer { servers2.stop() }
+        let c = try Self.start(mei, ["--code", "8-tulip-anchor", "--yes", "--json", "--timeout", "120", "--no-direct", "--verbose"] + servers2.arguments,
+                               in: "dir1")
+        let d = try Self.start(ken, ["--code", "8-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers2.arguments, in: "dir2")
+        let rc = Self.finish(c), rd = Self.finish(d)
+        #expect(rc.status == 0 && rd.status == 0, "\(rc.stderr)\n\(rd.stderr)")
+        #expect(rc.json["path"] as? String == "relay" && rd.json["path"] as? String == "relay", "\(rc.stdout)\n\(rd.stdout)")
+        #expect(!rc.stderr.contains("offering direct connections"), "\(rc.stderr)")
+        servers2.stop()
+        #expect(servers2.everythingWritten().range(of: Data("10.147.0.1".utf8)) == nil, "--no-direct told the mailbox an address")
     }
 }
 

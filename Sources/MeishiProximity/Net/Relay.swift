@@ -16,29 +16,51 @@ enum Relay {
                          budget: GuessBudget, listening: @Sendable (Int) -> Void) async throws(ExchangeFailure) -> ExchangeResult {
         guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
         let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
-        var mailbox = MailboxSession(nameplate: code.nameplate)
+        // Transit v2: listen for the other side's direct connections and offer where (§5.8).
+        let race = servers.direct ? TransitRace() : nil
+        defer { race?.end() }
+        var hints: [DirectHint]?
+        if let race {
+            hints = await listenDirect(race)
+            participant.trace(hints?.isEmpty == false ? "offering direct connections at \(hints!.map(\.description).joined(separator: ", "))"
+                                                      : "no address to offer for direct connections; the other side may still reach this one")
+        }
+        var mailbox = MailboxSession(nameplate: code.nameplate, hints: hints)
         participant.trace("connecting to the mailbox server \(servers.mailbox) as side \(mailbox.side)")
         let socket = try await openWebSocket(servers.mailbox, timeout: stepTimeout)
         participant.trace("claiming nameplate \(code.nameplate) for appid \(MailboxSession.appID)")
         listening(0)
-        let (transit, dialer) = try await meet(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
-                                               participant: participant)
-        participant.trace("the transit relay \(servers.transit) paired us; running the session as the \(dialer ? "dialer" : "listener")")
+        let (transit, dialer) = try await meetAndConnect(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
+                                               race: race, participant: participant)
+        participant.trace(transit.path == .direct ? "the session goes through \(transit.name); running it as the \(dialer ? "dialer" : "listener")"
+                          : "the transit relay \(servers.transit) paired us; running the session as the \(dialer ? "dialer" : "listener")")
         let session = participant.session(dialer ? .dialer : .listener)
-        let path = "the transit relay \(servers.transit)"
         do {
-            return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
-                                                   address: path, budget: budget)
+            var result = try await ExchangeTransport.run(session, on: transit.connection, participant: participant, stepTimeout: stepTimeout,
+                                                         address: transit.name, budget: budget)
+            result.path = transit.path
+            return result
         } catch .connectionLost(let loss) {
             // One session per run: the connection's end is the run's, and the person is told which connection it was.
-            throw .relay(.sessionLost(path: path, loss))
+            throw .relay(.sessionLost(path: transit.name, loss))
         }
     }
 
-    /// Waits on the mailbox for the other side, then connects to the transit relay; closes the mailbox either way.
+    /// Waits on the mailbox for the other side, then connects to the transit relay (transit v1);
+    /// closes the mailbox either way.
     static func meet(_ mailbox: inout MailboxSession, on socket: WebSocket, deadline: Double, servers: RelayServers,
                      stepTimeout: TimeAmount, participant: ExchangeParticipant) async throws(ExchangeFailure)
         -> (ExchangeTransport.Connection, Bool) {
+        let (entry, dialer) = try await meetAndConnect(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
+                                                       participant: participant)
+        return (entry.connection, dialer)
+    }
+
+    /// Waits on the mailbox for the other side, then connects to it (transit v2's race, or the
+    /// relay alone); closes the mailbox either way.
+    static func meetAndConnect(_ mailbox: inout MailboxSession, on socket: WebSocket, deadline: Double, servers: RelayServers,
+                     stepTimeout: TimeAmount, race: TransitRace? = nil, participant: ExchangeParticipant) async throws(ExchangeFailure)
+        -> (TransitRace.Entry, Bool) {
         let expired = NIOLockedValueBox(false)
         let timer = socket.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, deadline - ExchangeTransport.now()) * 1e9))) {
             expired.withLockedValue { $0 = true }
@@ -47,9 +69,9 @@ enum Relay {
         defer { timer.cancel() }
         let nameplate = mailbox.nameplate
         var state = mailbox
-        let outcome: Result<(ExchangeTransport.Connection, Bool), ExchangeFailure>
+        let outcome: Result<(TransitRace.Entry, Bool), ExchangeFailure>
         do {
-            outcome = try await socket.executeThenClose { inbound, outbound -> Result<(ExchangeTransport.Connection, Bool), ExchangeFailure> in
+            outcome = try await socket.executeThenClose { inbound, outbound -> Result<(TransitRace.Entry, Bool), ExchangeFailure> in
                 @Sendable func send(_ text: [UInt8]) async throws {
                     try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: text)))
                 }
@@ -81,11 +103,20 @@ enum Relay {
                     if expired.withLockedValue({ $0 }) { return .failure(.relay(.peerNeverCame(nameplate))) }
                     return .failure(.relay(.mailboxLost("it closed the connection before the other side came")))
                 }
-                participant.trace("the other side (\(state.peer?.side ?? "")) is on the mailbox; connecting to the transit relay \(servers.transit)")
-                let transit: Result<ExchangeTransport.Connection, ExchangeFailure>
+                let until = min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)
+                let transit: Result<TransitRace.Entry, ExchangeFailure>
                 do throws(ExchangeFailure) {
-                    transit = .success(try await connectTransit(servers.transit, token: met.token, side: state.side,
-                                                                until: min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)))
+                    if let race, state.racesDirect {
+                        participant.trace("the other side (\(state.peer?.side ?? "")) is on the mailbox, offering \(state.peerHints?.count ?? 0) "
+                                          + "direct address(es); racing them against the transit relay \(servers.transit)")
+                        transit = .success(try await Relay.race(race, mailbox: state, token: met.token, dialer: met.dialer, servers: servers,
+                                                                until: until, participant: participant))
+                    } else {
+                        race?.end()
+                        participant.trace("the other side (\(state.peer?.side ?? "")) is on the mailbox; connecting to the transit relay \(servers.transit)")
+                        transit = .success(TransitRace.Entry(connection: try await connectTransit(servers.transit, token: met.token, side: state.side, until: until),
+                                                             path: .relay, name: "the transit relay \(servers.transit)"))
+                    }
                 } catch {
                     transit = .failure(error)
                 }
