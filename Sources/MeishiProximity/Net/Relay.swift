@@ -21,9 +21,10 @@ enum Relay {
         defer { race?.end() }
         var hints: [DirectHint]?
         if let race {
-            hints = await listenDirect(race)
-            participant.trace(hints?.isEmpty == false ? "offering direct connections at \(hints!.map(\.description).joined(separator: ", "))"
-                                                      : "no address to offer for direct connections; the other side may still reach this one")
+            let offered = await listenDirect(race)
+            participant.trace(offered.isEmpty ? "no address to offer for direct connections; this side still dials the other's"
+                                              : "offering direct connections at \(offered.map(\.description).joined(separator: ", "))")
+            hints = offered
         }
         var mailbox = MailboxSession(nameplate: code.nameplate, hints: hints)
         participant.trace("connecting to the mailbox server \(servers.mailbox) as side \(mailbox.side)")
