@@ -20,6 +20,8 @@ public struct ExchangeService: Sendable {
         public let messages: ExchangeMessageOutcome?
         /// The peer handed over key rotations from a DID held here: the contact moved to the card's DID.
         public var rotated: RotationApplied?
+        /// Through `--relay`: whether the session went direct or through the transit relay.
+        public var path: RelayPath? = nil
     }
 
     /// `exchange --message`: a note for the person met, sealed for their card's key once it verified.
@@ -265,7 +267,7 @@ struct Pairings: Sendable {
         return ExchangeService.Outcome(contact: stored.contact, stored: stored, code: result.code, peerAddress: result.peerAddress,
                                        authentication: authentication, commonFriends: report,
                                        messages: result.phase(ExchangeMessagePhase.self)?.outcome,
-                                       rotated: rotated)
+                                       rotated: rotated, path: result.path)
     }
 }
 

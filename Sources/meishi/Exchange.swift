@@ -119,6 +119,10 @@ struct Exchange: MeishiCommand {
     @Option(help: ArgumentHelp("With --relay: the transit relay to carry the session (default: the configured or the public one).", valueName: "tcp:host:port"))
     var transit: String?
 
+    @Flag(name: .customLong("no-direct"), help: ArgumentHelp("With --relay: carry the session through the transit relay only.", discussion:
+        "By default each side also offers the other its IPv4 addresses (seen by the other side and the mailbox server) and the first connection to complete, direct or relayed, is used."))
+    var noDirect = false
+
     @Option(help: ArgumentHelp("A name to show other peers when several are around (off by default).", valueName: "alias"))
     var alias: String?
 
@@ -214,6 +218,7 @@ struct Exchange: MeishiCommand {
                 throw ValidationError("--relay must be a mailbox server's URL, ws://HOST[:PORT]/PATH, as in \(RelayServers.defaultMailbox)")
             }
         }
+        if noDirect, relay == nil { throw ValidationError("--no-direct goes with --relay") }
         if let transit {
             guard relay != nil else { throw ValidationError("--transit goes with --relay") }
             if TransitAddress(transit) == nil {
@@ -293,7 +298,9 @@ struct Exchange: MeishiCommand {
             transit = try fromEnvironment("MEISHI_TRANSIT", { TransitAddress($0) }, "a transit relay's tcp:HOST:PORT", RelayServers.defaultTransit)
                 ?? settings.transit
         }
-        return RelayServers(mailbox: mailbox ?? MailboxURL(RelayServers.defaultMailbox)!, transit: transit ?? TransitAddress(RelayServers.defaultTransit)!)
+        var servers = RelayServers(mailbox: mailbox ?? MailboxURL(RelayServers.defaultMailbox)!, transit: transit ?? TransitAddress(RelayServers.defaultTransit)!)
+        servers.direct = !noDirect
+        return servers
     }
 
     func run(_ ctx: Context) async throws {
@@ -436,12 +443,16 @@ struct Exchange: MeishiCommand {
                 "commonFriends": o.commonFriends.map(Self.json) ?? .null,
                 "messages": o.messages.map(MessageWording.json) ?? .null,
                 "relay": relay.map { .object(["mailbox": .string("\($0.mailbox)"), "transit": .string("\($0.transit)")]) } ?? .null,
+                "path": o.path.map { .string($0.rawValue) } ?? .null,
                 "rotatedFrom": o.rotated.map { .string($0.from) } ?? .null,
             ]))
             return
         }
         defer { if let m = o.messages { MessageWording.report(m, peer: CardRendering.who(c), out) } }
-        if let relay { out.note("exchanged through the transit relay \(relay.transit)") }
+        if let relay {
+            out.note(o.path == .direct ? "exchanged over \(o.peerAddress) (met through the mailbox server \(relay.mailbox))"
+                                       : "exchanged through the transit relay \(relay.transit)")
+        }
         out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
                  + CardRendering.block(c.fields, rows: [("did", c.did)]))
         if let rotated = o.rotated {

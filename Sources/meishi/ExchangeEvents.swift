@@ -73,6 +73,14 @@ enum ExchangeEvents {
             "the other side (\(side)) is on the mailbox; connecting to the transit relay \(servers.transit)"
         case .transitPaired(let servers, let role):
             "the transit relay \(servers.transit) paired us; running the session as the \(role == .dialer ? "dialer" : "listener")"
+        case .offeringDirect(let addresses):
+            addresses.isEmpty ? "no address to offer for direct connections; this side still dials the other's"
+                              : "offering direct connections at \(addresses.joined(separator: ", "))"
+        case .racingDirect(let servers, let side, let hints):
+            "the other side (\(side)) is on the mailbox, offering \(hints) direct address(es); racing them against the transit relay \(servers.transit)"
+        case .tryingDirect(let address): "trying a direct connection to \(address)"
+        case .connectingToTransit(let servers): "connecting to the transit relay \(servers.transit)"
+        case .directPaired(let name, let role): "the session goes through \(name); running it as the \(role == .dialer ? "dialer" : "listener")"
         case .storingCard(let database): "the connection is closed; storing the card in \(database)"
         }
     }

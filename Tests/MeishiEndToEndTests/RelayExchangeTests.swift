@@ -237,6 +237,52 @@ final class WormholeServers {
         #expect(try Self.contactCount(mei) == 0)
     }
 
+    /// Reads `pipe` until what it gave holds `text` (or it ended); returns everything read.
+    static func read(_ pipe: Pipe, until text: String) -> String {
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains(text) {
+            let more = pipe.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            seen.append(more)
+        }
+        return String(decoding: seen, as: UTF8.self)
+    }
+
+    /// The transit relay killed while the session runs through it: both sides end at once (not at
+    /// --timeout nor a step's 15 s) with exit 69, a line naming the relay and a hint, and store
+    /// nothing. Side A is held (SIGSTOP) the moment it says the relay paired us, so the session
+    /// cannot have finished when the relay dies; B, still running, must notice the relay's end.
+    @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
+    func aTransitRelayKilledMidSessionEndsBothSidesCleanly() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let (mei, ken) = try Self.meiAndKen()
+        // --no-direct: on one machine a direct connection would win the race, and the relay would carry nothing.
+        let a = try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose", "--no-direct"] + servers.arguments)
+        let b = try Self.start(ken, ["--code", "13-tulip-anchor", "--yes", "--timeout", "120", "--verbose", "--no-direct"] + servers.arguments)
+        let before = Self.read(a.2, until: "paired us; running the session")
+        try #require(before.contains("paired us; running the session"), "\(before)")
+        kill(a.0.processIdentifier, SIGSTOP)
+        defer { kill(a.0.processIdentifier, SIGCONT) }
+        kill(servers.transit.processIdentifier, SIGKILL)
+        let started = Date()
+        let rb = Self.finish(b)
+        let waited = Date().timeIntervalSince(started)
+        kill(a.0.processIdentifier, SIGCONT)
+        let held = Self.finish(a)
+        let ra = CLI.Result(status: held.status, stdout: held.stdout, stderr: before + held.stderr)
+        for r in [ra, rb] {
+            #expect(r.status == 69, "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: error: lost the transit relay \(servers.transitAddress) "), "\(r.stderr)")
+            #expect(r.stderr.contains("; nothing was stored"), "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: hint: the relay or the network dropped the session: run both sides again"), "\(r.stderr)")
+        }
+        // Not the step timeout (15 s) nor --timeout: the relay's end is the session's end. (A bound
+        // this loose holds on any machine; a hang would take 15 s at least.)
+        #expect(waited < 14, "B took \(waited) s to notice the relay was gone")
+        #expect(try Self.contactCount(mei) == 0 && Self.contactCount(ken) == 0)
+    }
+
     /// Someone on the mailbox who claims the code's nameplate first (here a meishi with a guessed
     /// code; the server itself could do the same) becomes the peer of one CPace run: one guess, and
     /// the honest side's run ends with nothing stored on either side.
@@ -301,6 +347,8 @@ final class WormholeServers {
         #expect(badTransit.status == 64 && badTransit.stderr.contains("--transit must be tcp:HOST:PORT"), "\(badTransit.stderr)")
         let alone = try mei.run(["exchange", "--transit", "tcp:example.org:4001"])
         #expect(alone.status == 64 && alone.stderr.contains("--transit goes with --relay"), "\(alone.stderr)")
+        let noDirect = try mei.run(["exchange", "--code", "7-tulip-anchor", "--no-direct"])
+        #expect(noDirect.status == 64 && noDirect.stderr.contains("--no-direct goes with --relay"), "\(noDirect.stderr)")
         let withPeer = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--peer", "10.0.0.1"])
         #expect(withPeer.status == 64, "\(withPeer.stderr)")
         let badEnvironment = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--yes"], extraEnvironment: ["MEISHI_RELAY": "relay.example"])
@@ -360,6 +408,45 @@ final class WormholeServers {
         #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
         #expect((rb.json["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
         #expect(rb.json["trust"] as? String == "met")
+        // The direct attempts found nobody (the isolation drops them): the relay carried the session.
+        #expect(ra.json["path"] as? String == "relay" && rb.json["path"] as? String == "relay", "\(ra.stdout)\n\(rb.stdout)")
+    }
+
+    /// Two machines that can reach each other (one bridge, no isolation) meet on the mailbox of a
+    /// third and connect directly to the addresses each offered (transit v2, PROTOCOL §5.8): the
+    /// session does not go through the relay, and --verbose and --json say so. With --no-direct
+    /// on one side, both use the relay and offer nothing.
+    @Test(.enabled(if: WormholeServers.available && NamespaceExchangeTests.canRun,
+                   "skipped: needs root, iproute2 and the magic-wormhole servers in .venv"))
+    func machinesThatReachEachOtherConnectDirectly() throws {
+        let teardown = try NamespaceExchangeTests.hosts("dir", 3)
+        defer { teardown() }
+        let servers = try WormholeServers(namespace: "dir3", host: "10.147.0.3")
+        defer { servers.stop() }
+        let (mei, ken) = try Self.meiAndKen()
+        let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120", "--verbose"] + servers.arguments, in: "dir1")
+        let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "dir2")
+        let ra = Self.finish(a), rb = Self.finish(b)
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
+        #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
+        #expect(rb.json["trust"] as? String == "met")
+        #expect(ra.json["path"] as? String == "direct" && rb.json["path"] as? String == "direct", "\(ra.stdout)\n\(rb.stdout)")
+        #expect(ra.stderr.contains("meishi: debug: offering direct connections at 10.147.0.1:"), "\(ra.stderr)")
+        #expect(ra.stderr.contains("meishi: debug: the session goes through the direct connection "), "\(ra.stderr)")
+        servers.stop()
+
+        let servers2 = try WormholeServers(namespace: "dir3", host: "10.147.0.3")
+        defer { servers2.stop() }
+        let c = try Self.start(mei, ["--code", "8-tulip-anchor", "--yes", "--json", "--timeout", "120", "--no-direct", "--verbose"] + servers2.arguments,
+                               in: "dir1")
+        let d = try Self.start(ken, ["--code", "8-tulip-anchor", "--yes", "--json", "--timeout", "120", "--verbose"] + servers2.arguments, in: "dir2")
+        let rc = Self.finish(c), rd = Self.finish(d)
+        #expect(rc.status == 0 && rd.status == 0, "\(rc.stderr)\n\(rd.stderr)")
+        #expect(rc.json["path"] as? String == "relay" && rd.json["path"] as? String == "relay", "\(rc.stdout)\n\(rd.stdout)")
+        #expect(!rc.stderr.contains("offering direct connections"), "\(rc.stderr)")
+        // The other side heard no hints from it, so it did not race (transit v1) and dialled nobody directly.
+        #expect(rd.stderr.contains("is on the mailbox; connecting to the transit relay") && !rd.stderr.contains("trying a direct connection"),
+                "\(rd.stderr)")
     }
 }
 

@@ -47,6 +47,51 @@ import MeishiCard
         #expect(try Self.json(a.closing(mood: "happy")!) == .object(["type": .string("close"), "mailbox": .string("mb1"), "mood": .string("happy")]))
     }
 
+    /// With hints (transit v2), the hints message goes between `open` and the nonce, so the other
+    /// side has them when the nonce arrives; a side that offers none speaks transit v1.
+    @Test func hintsGoBeforeTheNonceAndMakeTheRace() throws {
+        let hint = try #require(DirectHint(host: "10.0.0.1", port: 4567))
+        var a = MailboxSession(nameplate: 7, side: [1, 1, 1, 1, 1, 1, 1, 1], nonce: [UInt8](repeating: 0x11, count: 32), hints: [hint])
+        let claimed = try a.receive(Self.text(#"{"type":"claimed","mailbox":"mb1"}"#))
+        #expect(claimed.count == 3)
+        guard case .send(let offer) = claimed[1], case .send(let add) = claimed[2] else { Issue.record("\(claimed)"); return }
+        let body = #"{"direct-tcp-v1":[{"hostname":"10.0.0.1","port":4567}]}"#
+        #expect(try Self.json(offer) == .object(["type": .string("add"), "phase": .string("meishi-hints-v1"),
+                                                  "body": .string(Hex.encode(Self.text(body)))]))
+        #expect(MailboxSession.hintsBody([hint]) == Self.text(body))
+        #expect(try Self.json(add)["phase"] == .string("meishi-transit-v1"))
+        // The other side's hints, then its nonce: the race is on.
+        let theirs = #"{"direct-tcp-v1":[{"hostname":"10.0.0.2","port":80},{"hostname":"192.168.1.9","port":65535}]}"#
+        _ = try a.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-hints-v1","body":"\#(Hex.encode(Self.text(theirs)))"}"#))
+        #expect(a.peerHints == [DirectHint(host: "10.0.0.2", port: 80)!, DirectHint(host: "192.168.1.9", port: 65535)!])
+        let met = try a.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-transit-v1","body":"\#(String(repeating: "22", count: 32))"}"#))
+        guard case .met(let token, true) = met.last else { Issue.record("\(met)"); return }
+        #expect(token == "8208458b4eca08b4b338339c93be9f5e53674b205636967dd7b1ff4277555b7f")
+        #expect(a.racesDirect)
+        #expect(TransitHandshake.roleLine(token: token, dialer: true) == Self.text("meishi-transit-v2 dialer \(token)\n"))
+        // A peer that sent no hints (an older meishi, or --no-direct): the relay alone, as transit v1.
+        var b = MailboxSession(nameplate: 7, side: [1, 1, 1, 1, 1, 1, 1, 1], nonce: [UInt8](repeating: 0x11, count: 32), hints: [])
+        _ = try b.receive(Self.text(#"{"type":"claimed","mailbox":"mb1"}"#))
+        _ = try b.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-transit-v1","body":"\#(String(repeating: "22", count: 32))"}"#))
+        #expect(!b.racesDirect)
+    }
+
+    /// Hints that are not IPv4 addresses with a port (names would make us resolve what a stranger chose) are refused.
+    @Test func badHintsAreRefused() throws {
+        for bad in [#"{"direct-tcp-v1":[{"hostname":"example.org","port":80}]}"#, #"{"direct-tcp-v1":[{"hostname":"10.0.0.1","port":0}]}"#,
+                    #"{"direct-tcp-v1":[{"hostname":"10.0.0.256","port":80}]}"#, #"{"direct-tcp-v1":[{"hostname":"::1","port":80}]}"#,
+                    #"{"direct-tcp-v1":[{"hostname":"10.0.0.1","port":80.5}]}"#, #"{"direct":[]}"#, "[]"] {
+            var s = MailboxSession(nameplate: 7, hints: [])
+            _ = try s.receive(Self.text(#"{"type":"claimed","mailbox":"mb1"}"#))
+            #expect(throws: RelayFailure.peerNotMeishi, "\(bad)") {
+                try s.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-hints-v1","body":"\#(Hex.encode(Self.text(bad)))"}"#))
+            }
+        }
+        // More than eight are cut to eight.
+        let many = "{\"direct-tcp-v1\":[" + (1...12).map { #"{"hostname":"10.0.0.\#($0)","port":80}"# }.joined(separator: ",") + "]}"
+        #expect(MailboxSession.hints(in: Self.text(many))?.count == 8)
+    }
+
     @Test func theServersRefusalsAreNamed() {
         var s = MailboxSession(nameplate: 9)
         #expect(throws: RelayFailure.nameplateTaken(9)) { try s.receive(Self.text(#"{"type":"error","error":"crowded","orig":{}}"#)) }

@@ -72,6 +72,8 @@ public struct ExchangeResult: Sendable {
     public let peerAddress: String
     /// The post-card phases as they ended, each holding its outcome.
     public let phases: [any PostCardPhase]
+    /// Through `--relay`: which connection carried the session.
+    public internal(set) var path: RelayPath? = nil
 
     /// The phase of type `P` that ran, if any.
     public func phase<P: PostCardPhase>(_ type: P.Type) -> P? {

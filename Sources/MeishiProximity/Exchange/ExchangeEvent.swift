@@ -74,6 +74,16 @@ public enum ExchangeStep: Sendable {
     case peerOnMailbox(RelayServers, side: String)
     /// `--relay`: the transit relay paired us; the session runs as the dialer or the listener.
     case transitPaired(RelayServers, role: ExchangeSession.Role)
+    /// `--relay`: the addresses offered for direct connections (none: this side only dials).
+    case offeringDirect([String])
+    /// `--relay`: the other side (`side`) is on the mailbox offering `hints` direct addresses, raced against the transit relay.
+    case racingDirect(RelayServers, side: String, hints: Int)
+    /// `--relay`: dialling one of the other side's direct addresses.
+    case tryingDirect(String)
+    /// `--relay`: dialling the transit relay in the race.
+    case connectingToTransit(RelayServers)
+    /// `--relay`: a direct connection (named) carries the session.
+    case directPaired(String, role: ExchangeSession.Role)
     /// The application stores the peer's card in `database` now that the connection is closed.
     case storingCard(database: String)
 }

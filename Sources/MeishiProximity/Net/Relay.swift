@@ -16,23 +16,51 @@ enum Relay {
                          budget: GuessBudget) async throws(ExchangeFailure) -> ExchangeResult {
         guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
         let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
-        var mailbox = MailboxSession(nameplate: code.nameplate)
+        // Transit v2: listen for the other side's direct connections and offer where (§5.8).
+        let race = servers.direct ? TransitRace() : nil
+        defer { race?.end() }
+        var hints: [DirectHint]?
+        if let race {
+            let offered = await listenDirect(race)
+            participant.events(.step(.offeringDirect(offered.map(\.description))))
+            hints = offered
+        }
+        var mailbox = MailboxSession(nameplate: code.nameplate, hints: hints)
         participant.events(.step(.connectingToMailbox(servers, side: mailbox.side)))
         let socket = try await openWebSocket(servers.mailbox, timeout: stepTimeout)
         participant.events(.step(.claimingNameplate(code.nameplate, appID: MailboxSession.appID)))
         participant.events(.waitingOnMailbox)
-        let (transit, dialer) = try await meet(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
-                                               participant: participant)
-        participant.events(.step(.transitPaired(servers, role: dialer ? .dialer : .listener)))
+        let (transit, dialer) = try await meetAndConnect(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
+                                               race: race, participant: participant)
+        let role: ExchangeSession.Role = dialer ? .dialer : .listener
+        participant.events(.step(transit.path == .direct ? .directPaired(transit.name, role: role) : .transitPaired(servers, role: role)))
         let session = participant.session(dialer ? .dialer : .listener)
-        return try await ExchangeTransport.run(session, on: transit, participant: participant, stepTimeout: stepTimeout,
-                                               address: "the transit relay \(servers.transit)", budget: budget)
+        do {
+            var result = try await ExchangeTransport.run(session, on: transit.connection, participant: participant, stepTimeout: stepTimeout,
+                                                         address: transit.name, budget: budget)
+            result.path = transit.path
+            return result
+        } catch .connectionLost(let loss) {
+            // One session per run: the connection's end is the run's, and the person is told which connection it was.
+            throw .relay(.sessionLost(path: transit.name, loss))
+        }
     }
 
-    /// Waits on the mailbox for the other side, then connects to the transit relay; closes the mailbox either way.
+    /// Waits on the mailbox for the other side, then connects to the transit relay (transit v1);
+    /// closes the mailbox either way.
     static func meet(_ mailbox: inout MailboxSession, on socket: WebSocket, deadline: Double, servers: RelayServers,
                      stepTimeout: TimeAmount, participant: ExchangeParticipant) async throws(ExchangeFailure)
         -> (ExchangeTransport.Connection, Bool) {
+        let (entry, dialer) = try await meetAndConnect(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
+                                                       participant: participant)
+        return (entry.connection, dialer)
+    }
+
+    /// Waits on the mailbox for the other side, then connects to it (transit v2's race, or the
+    /// relay alone); closes the mailbox either way.
+    static func meetAndConnect(_ mailbox: inout MailboxSession, on socket: WebSocket, deadline: Double, servers: RelayServers,
+                     stepTimeout: TimeAmount, race: TransitRace? = nil, participant: ExchangeParticipant) async throws(ExchangeFailure)
+        -> (TransitRace.Entry, Bool) {
         let expired = NIOLockedValueBox(false)
         let timer = socket.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0, deadline - ExchangeTransport.now()) * 1e9))) {
             expired.withLockedValue { $0 = true }
@@ -41,9 +69,9 @@ enum Relay {
         defer { timer.cancel() }
         let nameplate = mailbox.nameplate
         var state = mailbox
-        let outcome: Result<(ExchangeTransport.Connection, Bool), ExchangeFailure>
+        let outcome: Result<(TransitRace.Entry, Bool), ExchangeFailure>
         do {
-            outcome = try await socket.executeThenClose { inbound, outbound -> Result<(ExchangeTransport.Connection, Bool), ExchangeFailure> in
+            outcome = try await socket.executeThenClose { inbound, outbound -> Result<(TransitRace.Entry, Bool), ExchangeFailure> in
                 @Sendable func send(_ text: [UInt8]) async throws {
                     try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: text)))
                 }
@@ -75,11 +103,19 @@ enum Relay {
                     if expired.withLockedValue({ $0 }) { return .failure(.relay(.peerNeverCame(nameplate))) }
                     return .failure(.relay(.mailboxLost("it closed the connection before the other side came")))
                 }
-                participant.events(.step(.peerOnMailbox(servers, side: state.peer?.side ?? "")))
-                let transit: Result<ExchangeTransport.Connection, ExchangeFailure>
+                let until = min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)
+                let transit: Result<TransitRace.Entry, ExchangeFailure>
                 do throws(ExchangeFailure) {
-                    transit = .success(try await connectTransit(servers.transit, token: met.token, side: state.side,
-                                                                until: min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)))
+                    if let race, state.racesDirect {
+                        participant.events(.step(.racingDirect(servers, side: state.peer?.side ?? "", hints: state.peerHints?.count ?? 0)))
+                        transit = .success(try await Relay.race(race, mailbox: state, token: met.token, dialer: met.dialer, servers: servers,
+                                                                until: until, participant: participant))
+                    } else {
+                        race?.end()
+                        participant.events(.step(.peerOnMailbox(servers, side: state.peer?.side ?? "")))
+                        transit = .success(TransitRace.Entry(connection: try await connectTransit(servers.transit, token: met.token, side: state.side, until: until),
+                                                             path: .relay, name: "the transit relay \(servers.transit)"))
+                    }
                 } catch {
                     transit = .failure(error)
                 }

@@ -25,6 +25,9 @@ public enum RelayFailure: Error, Equatable, Sendable {
     case transitUnreachable(String)
     /// The transit relay did not pair us: its line (`impatient`, `bad handshake`) or what happened.
     case transitRefused(String)
+    /// The connection that carried the session (through the transit relay, or direct) ended
+    /// before the session did: `path` names it ("the transit relay tcp:HOST:PORT").
+    case sessionLost(path: String, ConnectionLoss)
 }
 
 /// Where the mailbox server and the transit relay are.
@@ -33,6 +36,10 @@ public struct RelayServers: Sendable, Equatable {
     public var mailbox: MailboxURL
     /// The transit relay, `tcp:HOST:PORT`.
     public var transit: TransitAddress
+
+    /// Offer and try direct connections (transit v2, docs/PROTOCOL.md §5.8); false: the relay
+    /// alone, and no local address is told to the other side or the mailbox (`--no-direct`).
+    public var direct = true
 
     public static let defaultMailbox = "ws://relay.magic-wormhole.io:4000/v1"
     public static let defaultTransit = "tcp:transit.magic-wormhole.io:4001"
@@ -106,11 +113,41 @@ public struct TransitAddress: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// A direct TCP address a side offers the other in its hints message (docs/PROTOCOL.md §5.8):
+/// an IPv4 address it listens on, never a name (nothing the peer sends makes us resolve a name).
+public struct DirectHint: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+
+    public var description: String { "\(host):\(port)" }
+
+    /// Nil unless `host` is a dotted IPv4 address and `port` 1…65535.
+    public init?(host: String, port: Int) {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ $0.count <= 3 && !$0.isEmpty && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }),
+              (1...65535).contains(port) else { return nil }
+        self.host = host
+        self.port = port
+    }
+}
+
+/// Which connection carried a session met on the mailbox server.
+public enum RelayPath: String, Sendable {
+    /// A TCP connection between the two machines, to an address of the transit hints.
+    case direct
+    /// The transit relay.
+    case relay
+}
+
 /// One side of a meeting on a mailbox server: bind, claim the code's nameplate, open its mailbox,
 /// add our transit nonce, read the other side's, release (docs/PROTOCOL.md §5.8).
 public struct MailboxSession: Sendable {
     public static let appID = "meishi.example/exchange-v1"
     public static let phase = "meishi-transit-v1"
+    /// The phase of the direct hints, added before the nonce (docs/PROTOCOL.md §5.8).
+    public static let hintsPhase = "meishi-hints-v1"
+    /// The most hints read from the other side.
+    public static let maximumHints = 8
     public static let nonceBytes = 32
 
     /// 16 lowercase hex digits, fresh for each run.
@@ -121,6 +158,14 @@ public struct MailboxSession: Sendable {
     public private(set) var mailbox: String?
     /// The other side and its nonce, once its message arrived.
     public private(set) var peer: (side: String, nonce: [UInt8])?
+    /// This side's direct hints; nil: none offered, the relay alone as transit v1.
+    let hints: [DirectHint]?
+    /// The other side's direct hints, once its hints message arrived (it comes before its nonce).
+    public private(set) var peerHints: [DirectHint]?
+
+    /// Both sides offered hints (maybe none): transit v2, the race of direct connections and the
+    /// relay with role lines and `go`. Otherwise transit v1: the relay alone, as before.
+    public var racesDirect: Bool { hints != nil && peerHints != nil }
 
     /// What the server's message means for the run.
     public enum Event: Equatable, Sendable {
@@ -130,11 +175,15 @@ public struct MailboxSession: Sendable {
         case met(token: String, dialer: Bool)
     }
 
-    public init(nameplate: Int, side: [UInt8] = SecureRandom.bytes(8), nonce: [UInt8] = SecureRandom.bytes(MailboxSession.nonceBytes)) {
+    /// `hints`: the direct addresses to offer (an empty list still races: this side dials the
+    /// other's); nil offers none and speaks transit v1.
+    public init(nameplate: Int, side: [UInt8] = SecureRandom.bytes(8), nonce: [UInt8] = SecureRandom.bytes(MailboxSession.nonceBytes),
+                hints: [DirectHint]? = nil) {
         precondition(side.count == 8 && nonce.count == Self.nonceBytes)
         self.nameplate = nameplate
         self.side = Hex.encode(side)
         self.nonce = nonce
+        self.hints = hints
     }
 
     /// The first messages, sent as soon as the WebSocket is open: bind and claim.
@@ -164,8 +213,17 @@ public struct MailboxSession: Sendable {
         case "claimed":
             guard mailbox == nil, case .string(let id)? = json["mailbox"] else { throw .refusedByMailbox("it sent a second or malformed 'claimed'") }
             mailbox = id
-            return [.send(Self.message(["type": .string("open"), "mailbox": .string(id)])),
-                    .send(Self.message(["type": .string("add"), "phase": .string(Self.phase), "body": .string(Hex.encode(nonce))]))]
+            let offer = hints.map { [Event.send(Self.message(["type": .string("add"), "phase": .string(Self.hintsPhase),
+                                                              "body": .string(Hex.encode(Self.hintsBody($0)))]))] } ?? []
+            return [.send(Self.message(["type": .string("open"), "mailbox": .string(id)]))] + offer
+                + [.send(Self.message(["type": .string("add"), "phase": .string(Self.phase), "body": .string(Hex.encode(nonce))]))]
+        case "message" where json["phase"] == .string(Self.hintsPhase):
+            guard case .string(let from)? = json["side"], from != side, peer == nil, peerHints == nil else { return [] }
+            guard case .string(let body)? = json["body"], let bytes = Hex.decode(body), let hints = Self.hints(in: bytes) else {
+                throw .peerNotMeishi
+            }
+            peerHints = hints
+            return []
         case "message":
             guard case .string(let from)? = json["side"], case .string(let phase)? = json["phase"], from != side, phase == Self.phase,
                   peer == nil else { return [] }
@@ -189,6 +247,25 @@ public struct MailboxSession: Sendable {
     }
 
     static func message(_ members: [String: JSONValue]) -> [UInt8] { JCS.canonicalize(.object(members)) }
+
+    /// The hints message's body before hex: `{"direct-tcp-v1":[{"hostname":H,"port":P},…]}` (JCS).
+    public static func hintsBody(_ hints: [DirectHint]) -> [UInt8] {
+        JCS.canonicalize(.object(["direct-tcp-v1": .array(hints.map {
+            .object(["hostname": .string($0.host), "port": .number(Double($0.port))])
+        })]))
+    }
+
+    /// The hints of a body; nil when it is not one (more than `maximumHints` are cut, not refused).
+    static func hints(in body: [UInt8]) -> [DirectHint]? {
+        guard let json = try? StrictJSONParser.parse(body), case .array(let list)? = json["direct-tcp-v1"] else { return nil }
+        var out: [DirectHint] = []
+        for item in list {
+            guard case .string(let host)? = item["hostname"], case .number(let port)? = item["port"], port == port.rounded(),
+                  let hint = DirectHint(host: host, port: Int(exactly: port) ?? 0) else { return nil }
+            out.append(hint)
+        }
+        return Array(out.prefix(maximumHints))
+    }
 }
 
 /// The transit relay's handshake: our request line, and its answer read one piece at a time.
@@ -198,6 +275,12 @@ public struct TransitHandshake: Sendable {
     private var line: [UInt8] = []
 
     public init() {}
+
+    /// Transit v2's role line, sent on every connection of the race (direct, or through the relay
+    /// after its `ok`): `meishi-transit-v2 dialer TOKEN\n` or `… listener …`.
+    public static func roleLine(token: String, dialer: Bool) -> [UInt8] {
+        Array("meishi-transit-v2 \(dialer ? "dialer" : "listener") \(token)\n".utf8)
+    }
 
     /// `please relay TOKEN for side SIDE\n`.
     public static func request(token: String, side: String) -> [UInt8] {

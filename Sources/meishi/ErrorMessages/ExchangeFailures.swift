@@ -76,6 +76,8 @@ extension MeishiFailure {
             self.init(text + "; nothing was stored", hint: "make a new code and run both sides again", status: .protocolError)
         case .transitUnreachable, .transitRefused:
             self.init(text + "; nothing was stored", hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
+        case .sessionLost:
+            self.init(text + "; nothing was stored", hint: "the relay or the network dropped the session: run both sides again", status: .unavailable)
         }
     }
 
@@ -183,6 +185,7 @@ enum ExchangeWording {
         case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
         case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
         case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
+        case .sessionLost(let path, let loss): "lost \(path) " + describe(loss)
         }
     }
 
