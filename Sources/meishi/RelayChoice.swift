@@ -47,7 +47,7 @@ enum RelayChoice {
         servers.map { .object(["mailbox": .string("\($0.mailbox)"), "transit": .string("\($0.transit)")]) } ?? .null
     }
 
-    /// A bare `--relay` (last, or not followed by a ws:// URL) of the commands other than
+    /// A bare `--relay` (last, or not followed by a URL) of the commands other than
     /// `exchange` (whose own rule is `Exchange.expandingBareCode`) gets an empty value, which the
     /// argument parser needs: `meishi send --relay ken hi` sends to ken through the default servers.
     static func expandingBareRelay(_ arguments: [String]) -> [String] {
@@ -55,7 +55,7 @@ enum RelayChoice {
         var out: [String] = []
         for (n, a) in arguments.enumerated() {
             out.append(a)
-            if a == "--relay", n + 1 == arguments.count || !arguments[n + 1].hasPrefix("ws://") { out.append("") }
+            if a == "--relay", n + 1 == arguments.count || !arguments[n + 1].contains("://") { out.append("") }
         }
         return out
     }

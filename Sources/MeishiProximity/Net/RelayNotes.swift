@@ -27,7 +27,12 @@ enum RelayNotes {
     /// returns the connection through the transit relay, paired with it.
     static func meet(_ servers: RelayServers, keys: PairKeys, unixTime: Int64, deadline: Double,
                      log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
-        let meeting = keys.relayMeeting(day: RelayMeeting.day(at: unixTime))
+        try await meet(servers, at: keys.relayMeeting(day: RelayMeeting.day(at: unixTime)), unixTime: unixTime, deadline: deadline, log: log)
+    }
+
+    /// Calls on `meeting`'s mailbox as its sender (whoever knows its id and sides: the pair, or the server).
+    static func meet(_ servers: RelayServers, at meeting: RelayMeeting, unixTime: Int64, deadline: Double,
+                     log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
         var mailbox = NoteMailbox(meeting, role: .sender(nonce: SecureRandom.bytes(NoteMailbox.nonceBytes), unixTime: unixTime))
         log("calling on the mailbox server \(servers.mailbox) (the pair's mailbox of day \(meeting.day), side \(mailbox.side))")
         let socket: Relay.WebSocket
