@@ -7,7 +7,7 @@ import MeishiProximity
 struct Send: MeishiCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send a short note to a contact running 'meishi listen' nearby (or anywhere, with --relay).",
+        abstract: "Send a short note to a contact running 'meishi listen' nearby.",
         discussion: """
             The note (at most 4 KiB) is sealed with crypto_box between your card's X25519 key and the \
             contact's, and sent only after a Noise KK handshake with both static keys and fresh ephemeral \
