@@ -107,7 +107,6 @@ enum RelayNotes {
         let timer = socket.channel.eventLoop.scheduleTask(in: timeout) { socket.channel.close(promise: nil) }
         defer { timer.cancel() }
         let welcomed: Result<Void, RelayFailure>? = try? await socket.executeThenClose { inbound, outbound in
-            defer { Task { try? await outbound.write(Self.goodbye) } }
             for try await frame in inbound where frame.opcode == .text {
                 guard let json = try? StrictJSONParser.parse(Array(frame.unmaskedData.readableBytesView)),
                       case .string("welcome")? = json["type"] else { return .failure(.refusedByMailbox("it did not welcome us")) }
@@ -188,33 +187,32 @@ enum RelayNotes {
         let outcome: Result<Void, MessageDeliveryFailure>?
         outcome = try? await withTaskCancellationHandler {
             try await socket.executeThenClose { inbound, outbound -> Result<Void, MessageDeliveryFailure> in
-              try await withThrowingDiscardingTaskGroup(returning: Result<Void, MessageDeliveryFailure>.self) { sessions in
-                let busy = NIOLockedValueBox(0)
-                for m in state.opening() { try await outbound.write(Self.text(m)) }
-                for try await frame in inbound {
-                    switch frame.opcode {
-                    case .text:
-                        let events: [NoteMailbox.Event]
-                        do throws(RelayFailure) {
-                            events = try state.receive(Array(frame.unmaskedData.readableBytesView), unixTime: receiver.clock())
-                        } catch {
-                            return .failure(.relay(error))
-                        }
-                        for event in events {
-                            switch event {
-                            case .send(let m): try await outbound.write(Self.text(m))
-                            case .met(let token):
-                                // Each call in its own task: a call left over from an earlier send (its
-                                // sender gone) must not hold up a fresh one; a few at once per mailbox.
-                                let admitted = busy.withLockedValue { n in
-                                    guard n < maximumSessions else { return false }
-                                    n += 1
-                                    return true
-                                }
-                                guard admitted else {
-                                    receiver.log("a contact called through the mailbox server while \(maximumSessions) calls were in hand: not answered")
-                                    continue
-                                }
+                try await withThrowingDiscardingTaskGroup(returning: Result<Void, MessageDeliveryFailure>.self) { sessions in
+                    let busy = NIOLockedValueBox(0)
+                    for m in state.opening() { try await outbound.write(Self.text(m)) }
+                    for try await frame in inbound {
+                        switch frame.opcode {
+                        case .text:
+                            let events: [NoteMailbox.Event]
+                            do throws(RelayFailure) {
+                                events = try state.receive(Array(frame.unmaskedData.readableBytesView), unixTime: receiver.clock())
+                            } catch {
+                                return .failure(.relay(error))
+                            }
+                            let token = events.lazy.compactMap { if case .met(let t) = $0 { t } else { nil } }.first
+                            // Each call in its own task: one whose sender gave up must not hold up a
+                            // fresh one; a few at once per mailbox, the call after them not answered.
+                            let admitted = token == nil || busy.withLockedValue { n in
+                                guard n < maximumSessions else { return false }
+                                n += 1
+                                return true
+                            }
+                            guard admitted else {
+                                receiver.log("a contact called through the mailbox server while \(maximumSessions) calls were in hand: not answered")
+                                continue
+                            }
+                            for case .send(let m) in events { try await outbound.write(Self.text(m)) }
+                            if let token {
                                 let side = state.side
                                 sessions.addTask {
                                     defer { busy.withLockedValue { $0 -= 1 } }
@@ -222,14 +220,13 @@ enum RelayNotes {
                                                    connectionTimeout: connectionTimeout)
                                 }
                             }
+                        case .ping: try await outbound.write(Self.pong(frame))
+                        case .connectionClose: return .failure(.relay(.mailboxLost("it closed the connection")))
+                        default: break
                         }
-                    case .ping: try await outbound.write(Self.pong(frame))
-                    case .connectionClose: return .failure(.relay(.mailboxLost("it closed the connection")))
-                    default: break
                     }
+                    return .failure(.relay(.mailboxLost("it closed the connection")))
                 }
-                return .failure(.relay(.mailboxLost("it closed the connection")))
-              }
             }
         } onCancel: {
             socket.channel.close(promise: nil)
