@@ -81,6 +81,11 @@ import Testing
         #expect(sent.status == 0, "\(sent.stderr)\n\(Self.read(log))")
         #expect(sent.json["result"] as? String == "delivered")
         #expect((sent.json["relay"] as? [String: Any])?["transit"] as? String == servers.transitAddress)
+        // A newer card of Mei's goes the same way (card push --relay), stored as hers.
+        try #require(try mei("card", "set", "title", "Head of Research").status == 0)
+        let pushed = try Self.meishi(mei, ["card", "push", "Ken", "--json", "--timeout", "60"] + servers.arguments, in: "rnt1")
+        #expect(pushed.status == 0, "\(pushed.stderr)\n\(Self.read(log))")
+        #expect(((pushed.json["results"] as? [[String: Any]])?.first?["result"] as? String) == "delivered", "\(pushed.stdout)")
         // Carol holds Ken's card, but Ken no longer holds hers: nobody answers on her pair's mailbox.
         let stranger = try Self.meishi(carol, ["send", "Ken", "let me in", "--timeout", "10"] + servers.arguments, in: "rnt1")
         #expect(stranger.status == 75, "\(stranger.stderr)")
@@ -88,6 +93,7 @@ import Testing
         kill(listener.processIdentifier, SIGKILL)
         listener.waitUntilExit()
 
+        #expect(try ken("contacts", "show", "Mei", "--json").stdout.contains("Head of Research"))
         let inbox = try ken("inbox", "--json")
         #expect(inbox.stdout.contains(note), "\(inbox.stdout)")
         #expect(!inbox.stdout.contains("let me in"))
@@ -98,7 +104,7 @@ import Testing
         // … and nothing of the note, the names, emails or DIDs.
         let meiDID = try #require((try mei("id", "show", "--json")).json["did"] as? String)
         let kenDID = try #require((try ken("id", "show", "--json")).json["did"] as? String)
-        for secret in [note, "let me in", "Mei Tanaka", "Ken Sato", "Carol Diaz", "mei@example.org", "ken@example.org",
+        for secret in [note, "let me in", "Head of Research", "Mei Tanaka", "Ken Sato", "Carol Diaz", "mei@example.org", "ken@example.org",
                        String(meiDID.dropFirst(8).prefix(20)), String(kenDID.dropFirst(8).prefix(20)), String(carolDID.dropFirst(8).prefix(20))] {
             #expect(written.range(of: Data(secret.utf8)) == nil, "the servers hold '\(secret)'")
         }
