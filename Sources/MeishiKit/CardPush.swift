@@ -72,7 +72,7 @@ public enum CardPushService {
     /// has had no card of mine since the last rotation is sent the statements with the card,
     /// under the old X25519 key.
     public static func push(_ card: Card, to targets: [Target], identity: Identity, store: ContactStore, peer: (host: String, port: Int)?,
-                            rotation: Rotation? = nil, timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
+                            relay: RelayServers? = nil, rotation: Rotation? = nil, timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
                             log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> [Result] {
         var rotating: Set<Int64> = []
         if let rotation, let last = rotation.statements.last, rotation.previous != nil {
@@ -101,7 +101,7 @@ public enum CardPushService {
                         let keys = try PairKeys(mine: mine, theirs: target.contact.pubKey!, sending: true)
                         let (verdict, address) = try await MessageTransport.push(
                             card: payloads[target.level]!, rotation: old == nil ? nil : chain,
-                            to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
+                            to: peer.map { .peer(host: $0.host, port: $0.port) } ?? relay.map { .relay($0) } ?? .probe(interface: nil),
                             keys: keys, staticKey: mine, clock: clock, seconds: timeoutSeconds, log: log)
                         switch verdict {
                         case .stored: outcome = .delivered(address: address)

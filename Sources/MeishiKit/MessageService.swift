@@ -156,10 +156,12 @@ public struct MessageService: Sendable {
         return key
     }
 
-    /// Sends `text` to `contact` (from `recipient`): to `peer` when given, else to whichever
-    /// listener answers the pair's probe; gives up after `timeoutSeconds` (`.delivery(.notDelivered)`).
+    /// Sends `text` to `contact` (from `recipient`): to `peer` when given, through the `relay`
+    /// servers when given, else to whichever listener answers the pair's probe; gives up after
+    /// `timeoutSeconds` (`.delivery(.notDelivered)`).
     public func send(text: String, to contact: Contact, identity: Identity, lifetime: Int64, once: Bool, peer: (host: String, port: Int)?,
-                     timeoutSeconds: Double, log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
+                     relay: RelayServers? = nil, timeoutSeconds: Double,
+                     log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
         let envelope = try Self.makeEnvelope(text: text, for: contact, identity: identity, lifetime: lifetime, once: once, now: clock())
         let keys: PairKeys
         do { keys = try PairKeys(mine: identity.boxKey, theirs: contact.pubKey!, sending: true) } catch {
@@ -167,7 +169,9 @@ public struct MessageService: Sendable {
         }
         let verdict: MessageVerdict, label: String
         do {
-            (verdict, label) = try await MessageTransport.send(envelope, to: peer.map { .peer(host: $0.host, port: $0.port) } ?? .probe(interface: nil),
+            let destination: MessageTransport.Destination = if let peer { .peer(host: peer.host, port: peer.port) }
+                else if let relay { .relay(relay) } else { .probe(interface: nil) }
+            (verdict, label) = try await MessageTransport.send(envelope, to: destination,
                                                                keys: keys, staticKey: identity.boxKey, clock: clock, seconds: timeoutSeconds,
                                                                log: log)
         } catch {
@@ -181,8 +185,10 @@ public struct MessageService: Sendable {
     static let purgeInterval: Double = 1
 
     /// Makes this machine reachable for known contacts for `seconds` (nil: until cancelled): serves
-    /// senders on TCP `port` and answers only probes carrying one of its contacts' tags.
-    public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true,
+    /// senders on TCP `port` and answers only probes carrying one of its contacts' tags; with
+    /// `relay`, also holds each contact's mailbox on that mailbox server (checked first: one that
+    /// does not answer fails the run) and serves the senders who call there.
+    public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true, relay: RelayServers? = nil,
                        connectionTimeout: Int64 = MessageTransport.connectionTimeout,
                        log: @escaping @Sendable (String) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
@@ -200,6 +206,9 @@ public struct MessageService: Sendable {
             seenUpTo.raise(to: fresh.compactMap(\.id).max() ?? 0)
             return fresh.map { ($0.did, $0.pubKey!) }
         })
+        if let relay {
+            do { try await MessageTransport.checkRelay(relay) } catch { throw .delivery(error) }
+        }
         let listener: MessageTransport.Listener
         do { listener = try await MessageTransport.bind(host: nil, port: port) } catch { throw .delivery(error) }
         let clock = self.clock
@@ -248,7 +257,7 @@ public struct MessageService: Sendable {
                 }
             }
         }
-        await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, receiver: receiver)
+        await MessageTransport.serve(listener, forSeconds: seconds, connectionTimeout: connectionTimeout, relay: relay, receiver: receiver)
         purging.cancel()
         await purging.value
         await responder?.stop()

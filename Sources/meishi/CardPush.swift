@@ -17,7 +17,9 @@ struct CardPushCommand: MeishiCommand {
             otherwise (never received: --level, else 'level' in the configuration file, else \
             professional). The listener stores it only when it is newer than the card it holds and \
             verifies as yours; your notes, tags and meetings are never part of it. Reports delivered, \
-            refused or not reachable for each contact; exit 75 when none was delivered.
+            refused or not reachable for each contact; exit 75 when none was delivered. With --relay, \
+            through a magic-wormhole mailbox server and transit relay to contacts running 'meishi listen \
+            --relay' on other networks, as 'send --relay' does.
 
             Examples:
               meishi card push
@@ -40,11 +42,20 @@ struct CardPushCommand: MeishiCommand {
                                valueName: "host[:port]"))
     var peer: String?
 
+    @Option(help: ArgumentHelp("Deliver through a magic-wormhole mailbox server and transit relay (alone: the configured or the public one).",
+                               valueName: "url"))
+    var relay: String?
+
+    @Option(help: ArgumentHelp("With --relay: the transit relay (default: the configured or the public one).", valueName: "tcp:host:port"))
+    var transit: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
     func validate() throws {
         guard timeout.seconds > 0 else { throw ValidationError("--timeout must be positive") }
+        if relay != nil, peer != nil { throw ValidationError("--relay meets through the mailbox server: it does not go with --peer") }
+        try RelayChoice.validate(relay: relay, transit: transit)
         if let peer {
             guard refs.count == 1 else { throw ValidationError("--peer goes with one REF") }
             guard MessagePort.split(peer) != nil else {
@@ -56,7 +67,9 @@ struct CardPushCommand: MeishiCommand {
     func run(_ ctx: Context) async throws {
         let session = try global.session(ctx)
         let store = try session.contacts.open()
-        let fallback = try Settings.load(ctx).level ?? .professional
+        let settings = try Settings.load(ctx)
+        let fallback = settings.level ?? .professional
+        let servers = try RelayChoice.servers(relay: relay, transit: transit, ctx, settings)
         let targets = try CardPushService.targets(refs, level: level, fallback: fallback, store: store)
         guard !targets.isEmpty else { throw MeishiFailure.nobodyToPushTo }
         let card = try session.cards.loadCard()
@@ -71,7 +84,7 @@ struct CardPushCommand: MeishiCommand {
         spinner.start("pushing your card to \(targets.count) contact\(targets.count == 1 ? "" : "s") (up to \(timeout.seconds) s)…")
         let results = try await CardPushService.push(
             card, to: targets, identity: identity, store: store, peer: peer.flatMap(MessagePort.split).map { (host: $0.0, port: $0.1) },
-            rotation: rotation, timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
+            relay: servers, rotation: rotation, timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
             log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } })
         spinner.stop()
         if json {

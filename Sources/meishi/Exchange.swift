@@ -214,17 +214,9 @@ struct Exchange: MeishiCommand {
             if listen || peer != nil || alias != nil || interfaceName != nil {
                 throw ValidationError("--relay meets through the mailbox server: it does not go with --listen, --peer, --alias or --interface")
             }
-            if !relay.isEmpty, MailboxURL(relay) == nil {
-                throw ValidationError("--relay must be a mailbox server's URL, ws://HOST[:PORT]/PATH, as in \(RelayServers.defaultMailbox)")
-            }
         }
         if noDirect, relay == nil { throw ValidationError("--no-direct goes with --relay") }
-        if let transit {
-            guard relay != nil else { throw ValidationError("--transit goes with --relay") }
-            if TransitAddress(transit) == nil {
-                throw ValidationError("--transit must be tcp:HOST:PORT, as in \(RelayServers.defaultTransit)")
-            }
-        }
+        try RelayChoice.validate(relay: relay, transit: transit)
         if let alias, alias.isEmpty || alias.utf8.count > 32 { throw ValidationError("--alias must be 1 to 32 bytes") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let peer, Self.split(peer) == nil {
@@ -281,25 +273,8 @@ struct Exchange: MeishiCommand {
     /// The servers of `--relay`: each from its flag, else MEISHI_RELAY / MEISHI_TRANSIT, else the
     /// configuration file, else magic-wormhole's public ones; nil without `--relay`.
     func relayServers(_ ctx: Context, _ settings: Settings) throws(MeishiFailure) -> RelayServers? {
-        guard let relay else { return nil }
-        func fromEnvironment<T>(_ name: String, _ parse: (String) -> T?, _ what: String, _ example: String) throws(MeishiFailure) -> T? {
-            guard let text = ctx.environment[name], !text.isEmpty else { return nil }
-            guard let value = parse(text) else {
-                throw MeishiFailure("\(name) is not \(what): '\(TerminalText.sanitized(text))'", hint: "as in \(name)=\(example)", status: .usage)
-            }
-            return value
-        }
-        var mailbox: MailboxURL? = MailboxURL(relay)
-        if relay.isEmpty {
-            mailbox = try fromEnvironment("MEISHI_RELAY", { MailboxURL($0) }, "a mailbox server's ws:// URL", RelayServers.defaultMailbox) ?? settings.relay
-        }
-        var transit: TransitAddress? = self.transit.flatMap { TransitAddress($0) }
-        if transit == nil {
-            transit = try fromEnvironment("MEISHI_TRANSIT", { TransitAddress($0) }, "a transit relay's tcp:HOST:PORT", RelayServers.defaultTransit)
-                ?? settings.transit
-        }
-        var servers = RelayServers(mailbox: mailbox ?? MailboxURL(RelayServers.defaultMailbox)!, transit: transit ?? TransitAddress(RelayServers.defaultTransit)!)
-        servers.direct = !noDirect
+        var servers = try RelayChoice.servers(relay: relay, transit: transit, ctx, settings)
+        servers?.direct = !noDirect
         return servers
     }
 

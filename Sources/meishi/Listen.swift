@@ -23,6 +23,13 @@ struct Listen: MeishiCommand {
             Started before the network is up (or when it goes away), it says it is not answering \
             probes yet and tries again every 3 seconds; interfaces that come up later are joined.
 
+            With --relay it is also reachable from other networks ('meishi send --relay'): it holds, on a \
+            magic-wormhole mailbox server, the mailbox each contact's pair key names for the day (one \
+            connection per contact; only that contact can find it, and tomorrow's is unrelated), and \
+            serves a contact who calls there through the transit relay with the same Noise KK delivery. \
+            A mailbox server that does not answer at the start is an error (exit 69); one lost later is \
+            tried again every 3 seconds.
+
             Without a terminal (the meishi-listen user unit: systemctl --user enable --now \
             meishi-listen) each note received is a line in the journal naming its sender \
             (journalctl --user -u meishi-listen), and a desktop notification through notify-send \
@@ -33,6 +40,7 @@ struct Listen: MeishiCommand {
               meishi listen --for 1h
               meishi listen --port 0 --json
               meishi listen --notify
+              meishi listen --relay
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -42,6 +50,14 @@ struct Listen: MeishiCommand {
 
     @Option(help: "TCP port to listen on (0: any free port).")
     var port: Int = MessagePort.default
+
+    @Option(help: ArgumentHelp("Also wait for notes through a magic-wormhole mailbox server and transit relay (alone: the configured or the public one).",
+                               discussion: "For contacts on other networks ('meishi send --relay'). Needs the internet (or your own servers).",
+                               valueName: "url"))
+    var relay: String?
+
+    @Option(help: ArgumentHelp("With --relay: the transit relay (default: the configured or the public one).", valueName: "tcp:host:port"))
+    var transit: String?
 
     @Flag(help: "Print a summary as JSON when it stops.")
     var json = false
@@ -60,6 +76,7 @@ struct Listen: MeishiCommand {
         if notifyText && notify == false { throw ValidationError("--notify-text shows the text in a notification: drop --no-notify") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         if let duration { guard duration.seconds > 0 else { throw ValidationError("--for must be positive") } }
+        try RelayChoice.validate(relay: relay, transit: transit)
     }
 
     func run(_ ctx: Context) async throws {
@@ -78,6 +95,7 @@ struct Listen: MeishiCommand {
 
     private func listen(_ ctx: Context, out: Console, journal: Bool) async throws {
         let session = try global.session(ctx)
+        let servers = try RelayChoice.servers(relay: relay, transit: transit, ctx, try Settings.load(ctx))
         let identity = try session.loadIdentity()
         let quiet = json && !journal
         let notifier = notifier(ctx, out: out, journal: journal)
@@ -86,7 +104,7 @@ struct Listen: MeishiCommand {
         let (port, duration) = (self.port, self.duration)
         let listening = Task {
             try await service.listen(
-                identity: identity, port: port, seconds: duration?.seconds,
+                identity: identity, port: port, seconds: duration?.seconds, relay: servers,
                 log: { line in out.note(line) },
                 cardUpdated: { outcome in if !quiet { Self.announce(outcome, on: out) } },
                 keyRotated: { applied in if !quiet { out.note(CardRendering.rotated(applied)) } },
@@ -97,7 +115,8 @@ struct Listen: MeishiCommand {
                 openingText: showsText,
                 listening: { port, contacts in
                     // On standard error, --json too: a script using --port 0 learns the port here.
-                    out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port), announcing nothing"
+                    out.note("listening for messages from \(contacts) contact\(contacts == 1 ? "" : "s") on port \(port)"
+                             + (servers.map { " and on the mailbox server \($0.mailbox)" } ?? "") + ", announcing nothing"
                              + (duration.map { " (for \($0.seconds)s)" } ?? (journal ? "" : " (Ctrl-C to stop)")))
                     if contacts == 0 { out.warn("no contact with a signed card can reach you yet: swap cards with 'meishi exchange' first") }
                 })
@@ -113,7 +132,7 @@ struct Listen: MeishiCommand {
             out.json(.object([
                 "port": .number(Double(outcome.port)), "stored": .number(Double(outcome.stored)),
                 "duplicates": .number(Double(outcome.duplicates)), "refused": .number(Double(outcome.refused)),
-                "cards": .number(Double(outcome.cards)),
+                "cards": .number(Double(outcome.cards)), "relay": RelayChoice.json(servers),
             ]))
         } else {
             out.note("stopped: \(outcome.stored) stored, \(outcome.duplicates) repeated, \(outcome.refused) refused"

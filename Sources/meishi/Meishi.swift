@@ -129,7 +129,7 @@ struct Meishi: ParsableCommand {
             return .finished(fail(.unknownCommand(unknown.word, under: unknown.path, suggestions: unknown.suggestions), arguments, ctx))
         }
         do {
-            var command = try parseAsRoot(Exchange.expandingBareCode(hoistingGlobalOptions(arguments)))
+            var command = try parseAsRoot(RelayChoice.expandingBareRelay(Exchange.expandingBareCode(hoistingGlobalOptions(arguments))))
             if let meishiCommand = command as? any MeishiCommand {
                 if try !meishiCommand.runSynchronously(ctx) { return .needsConcurrency(meishiCommand) }
             } else {

@@ -17,9 +17,16 @@ struct Send: MeishiCommand {
             'delivered'. Nobody answered within --timeout: exit 75, not delivered, nothing half-sent. \
             Write - as TEXT to read it from standard input (it then stays out of ps and shell history).
 
+            With --relay the contact may be on another network: both meet on a magic-wormhole mailbox \
+            server in a mailbox named by your pair's key for the day (only the two of you can find it; \
+            'meishi listen --relay' must be running there, with the same servers) and the same Noise KK \
+            delivery runs through its transit relay. The servers see who connects and when, and sizes; \
+            never the note, a name or a DID.
+
             Examples:
               meishi send Ken "great talk - slides at https://example.org/s"
               echo "the door code is 4711" | meishi send Ken - --ttl 1h --once
+              meishi send Ken "landed, call me" --relay
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -43,6 +50,14 @@ struct Send: MeishiCommand {
     @Option(help: ArgumentHelp("Connect to this listener instead of probing (the port defaults to 47825).", valueName: "host[:port]"))
     var peer: String?
 
+    @Option(help: ArgumentHelp("Deliver through a magic-wormhole mailbox server and transit relay (alone: the configured or the public one).",
+                               discussion: "For a contact on another network. Needs the internet (or your own servers).", valueName: "url"))
+    var relay: String?
+
+    @Option(help: ArgumentHelp("With --relay: the transit relay to carry the note (default: the configured or the public one).",
+                               valueName: "tcp:host:port"))
+    var transit: String?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -52,10 +67,13 @@ struct Send: MeishiCommand {
         if let peer, MessagePort.split(peer) == nil {
             throw ValidationError(Exchange.badPortMessage(peer) ?? "--peer must be HOST or HOST:PORT (an IPv6 address with a port in brackets)")
         }
+        if relay != nil, peer != nil { throw ValidationError("--relay meets through the mailbox server: it does not go with --peer") }
+        try RelayChoice.validate(relay: relay, transit: transit)
     }
 
     func run(_ ctx: Context) async throws {
         let session = try global.session(ctx)
+        let servers = try RelayChoice.servers(relay: relay, transit: transit, ctx, try Settings.load(ctx))
         let service = MessageService(home: session.home, clock: ctx.unixClock)
         // The contact is checked before the note is read or the passphrase asked.
         let contact = try service.recipient(ref, me: try? session.identities.loadPublic())
@@ -65,19 +83,21 @@ struct Send: MeishiCommand {
         let peerEndpoint = peer.flatMap(MessagePort.split)
         let spinner = Spinner(enabled: !json && ctx.terminal.standardErrorIsTerminal, sink: ctx.standardError, width: ctx.terminal.width)
         spinner.start(peerEndpoint.map { "connecting to \($0.0.contains(":") ? "[\($0.0)]" : $0.0):\($0.1)…" }
+                      ?? servers.map { "calling \(CardRendering.name(contact.name)) through \($0.mailbox) (up to \(timeout.seconds) s)…" }
                       ?? "looking for \(CardRendering.name(contact.name)) nearby (up to \(timeout.seconds) s)…")
         let result: Result<MessageService.SendOutcome, MeishiError>
         do {
             result = .success(try await service.send(
                 text: note, to: contact, identity: identity, lifetime: ttl.seconds, once: once,
-                peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, timeoutSeconds: Double(timeout.seconds),
+                peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, relay: servers, timeoutSeconds: Double(timeout.seconds),
                 log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } }))
         } catch {
             result = .failure(error)
         }
         spinner.stop()
-        if case .failure(.delivery(.notDelivered(let why))) = result, peerEndpoint != nil {
-            throw MeishiFailure.notDeliveredToPeer(why)
+        if case .failure(.delivery(.notDelivered(let why))) = result {
+            if peerEndpoint != nil { throw MeishiFailure.notDeliveredToPeer(why) }
+            if servers != nil { throw MeishiFailure.notDeliveredThroughRelay(why) }
         }
         let outcome = try result.get()
         let c = outcome.contact
@@ -85,12 +105,13 @@ struct Send: MeishiCommand {
             out.json(.object([
                 "result": .string("delivered"), "id": .string(Hex.encode(outcome.envelope.id)),
                 "to": .string(c.did), "name": c.name.map(JSONValue.string) ?? .null, "peer": .string(outcome.peerAddress),
+                "relay": RelayChoice.json(servers),
                 "expires": .string(CardRendering.date(outcome.envelope.expires)), "once": .bool(outcome.envelope.once),
                 "alreadyDelivered": .bool(outcome.alreadyDelivered),
             ]))
             return
         }
-        out.line("delivered to \(CardRendering.name(c.name)) at \(outcome.peerAddress)"
+        out.line("delivered to \(CardRendering.name(c.name)) \(servers == nil ? "at" : "through") \(outcome.peerAddress)"
                  + (outcome.alreadyDelivered ? " (they had it already)" : "")
                  + "; it expires \(CardRendering.date(outcome.envelope.expires))")
     }

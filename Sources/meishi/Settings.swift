@@ -25,9 +25,9 @@ struct Settings: Sendable {
     var remember: DurationArgument?
     /// `event`: --event of exchange, scan and contacts add.
     var event: String?
-    /// `relay`: the mailbox server of `exchange --relay` without a URL.
+    /// `relay`: the mailbox server of a bare `--relay` (exchange, send, listen, card push).
     var relay: MailboxURL?
-    /// `transit`: --transit of exchange.
+    /// `transit`: --transit of the same commands.
     var transit: TransitAddress?
 
     /// The keys, as the man page lists them.

@@ -135,29 +135,42 @@ public final class PairTagTable: Sendable {
     /// The pair a tag names at `unixTime`, or nil.
     public func lookup(_ tag: [UInt8], at unixTime: Int64) -> Entry? {
         if let found = known(tag, at: unixTime) { return found }
-        guard let newcomers else { return nil }
+        guard lookForNewcomers() else { return nil }
+        return known(tag, at: unixTime)
+    }
+
+    /// Asks `newcomers` for contacts added since, at most once a second; whether any came.
+    private func lookForNewcomers() -> Bool {
+        guard let newcomers else { return false }
         let now = ExchangeTransport.now()
         let due = lastLook.withLockedValue { last in
             guard now - last >= 1 else { return false }
             last = now
             return true
         }
-        guard due else { return nil }
+        guard due else { return false }
         let fresh = Self.pairs(mine, newcomers())
-        guard !fresh.isEmpty else { return nil }
-        pairs.withLockedValue { $0 += fresh }
-        // Only the newcomers' tags are added to the window in hand (a new window rebuilds all).
-        state.withLockedValue { s in
-            if s.window != Int64.min { Self.addTags(of: fresh, window: s.window, to: &s.tags) }
-        }
-        return known(tag, at: unixTime)
+        guard !fresh.isEmpty else { return false }
+        add(fresh)
+        return true
+    }
+
+    /// Every pair in the table (`listen --relay` holds a mailbox for each), those of contacts
+    /// added since it was made included (asked at most once a second).
+    public func entries() -> [Entry] {
+        _ = lookForNewcomers()
+        return pairs.withLockedValue { $0.map { Entry(keys: $0.keys, owner: $0.owner) } }
     }
 
     /// Adds a contact's key learnt while the table is in use (a key rotation `listen` applied):
     /// its tags join the window in hand. The pair of the key it replaced stays, so a card pushed
     /// under the old key is still heard, and refused as superseded.
     public func add(_ did: String, key: X25519.PublicKey) {
-        let fresh = Self.pairs(mine, [(did, key)])
+        add(Self.pairs(mine, [(did, key)]))
+    }
+
+    /// Only the newcomers' tags are added to the window in hand (a new window rebuilds all).
+    private func add(_ fresh: [(keys: PairKeys, owner: String)]) {
         pairs.withLockedValue { $0 += fresh }
         state.withLockedValue { s in
             if s.window != Int64.min { Self.addTags(of: fresh, window: s.window, to: &s.tags) }

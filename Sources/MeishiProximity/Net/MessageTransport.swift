@@ -92,6 +92,8 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
     case unknownHost(String)
     case addressInUse(Int)
     case io(String)
+    /// `--relay`: the mailbox server or the transit relay failed (nobody answering is `notDelivered`).
+    case relay(RelayFailure)
 
     public var description: String {
         switch self {
@@ -101,6 +103,7 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
         case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
         case .addressInUse(let p): "port \(p) is already in use on this machine"
         case .io(let w): w
+        case .relay(let r): r.description
         }
     }
 }
@@ -288,16 +291,27 @@ public enum MessageTransport {
         }
     }
 
+    /// Checks that `servers`' mailbox server answers (`listen --relay` fails at once on a wrong URL).
+    public static func checkRelay(_ servers: RelayServers) async throws(MessageDeliveryFailure) {
+        try await RelayNotes.check(servers, timeout: .seconds(10))
+    }
+
     /// Serves senders until `duration` passes (nil: until the task is cancelled); returns how
     /// many connections it served. A failing peer is logged and costs the others nothing; idle
-    /// connections cannot keep a sender out (`ConnectionSlots`).
+    /// connections cannot keep a sender out (`ConnectionSlots`). With `relay`, it also holds each
+    /// contact's mailbox there and serves the senders who call on it (`RelayNotes.serve`), with
+    /// the same replay memory.
     @discardableResult
     public static func serve(_ listener: Listener, forSeconds duration: Int64?, connectionTimeout: Int64 = connectionTimeout,
-                             receiver: MessageReceiver) async -> Int {
+                             relay: RelayServers? = nil, receiver: MessageReceiver) async -> Int {
         let channel = listener.server.channel
         let timer = duration.map { d in channel.channel.eventLoop.scheduleTask(in: .seconds(d)) { channel.channel.close(promise: nil) } }
         defer { timer?.cancel() }
         let replays = ReplayCache(lifetime: Double(2 * MessageFrame.maximumSkew + 10))
+        let relaying = relay.map { servers in
+            Task { await RelayNotes.serve(servers, table: receiver.table, receiver: receiver, replays: replays, connectionTimeout: connectionTimeout) }
+        }
+        defer { relaying?.cancel() }
         let slots = ConnectionSlots(total: maximumConnections, perSource: maximumPerSource)
         let served = NIOLockedValueBox(0)
         // Strangers (cut, or gone before a hello with a known tag): at most 5 lines a second, the rest counted.
@@ -330,6 +344,8 @@ public enum MessageTransport {
         } onCancel: {
             channel.channel.close(promise: nil)
         }
+        relaying?.cancel()
+        await relaying?.value
         return served.withLockedValue { $0 }
     }
 
@@ -436,6 +452,8 @@ public enum MessageTransport {
     public enum Destination: Sendable {
         case peer(host: String, port: Int)
         case probe(interface: String?)
+        /// The pair's mailbox on a magic-wormhole mailbox server, then its transit relay (§9.8).
+        case relay(RelayServers)
     }
 
     /// Delivers `envelope` to `destination` within `seconds`: finds the listener (probe) or
@@ -444,9 +462,11 @@ public enum MessageTransport {
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
                             log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (MessageVerdict, String) {
         let deadline = ExchangeTransport.now() + seconds
-        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
-        let verdict = try await deliver(envelope, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
-                                        deadline: deadline)
+        let (answer, label) = try await converse([MessageFrame.envelope] + envelope.encoded, to: destination, keys: keys, staticKey: staticKey,
+                                                 clock: clock, deadline: deadline, log: log)
+        guard let verdict = MessageAnswer(decoding: answer)?.verdict(for: envelope.id) else {
+            throw .handshakeFailed("a malformed acknowledgement")
+        }
         return (verdict, label)
     }
 
@@ -458,11 +478,10 @@ public enum MessageTransport {
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
                             log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (CardPushVerdict, String) {
         let deadline = ExchangeTransport.now() + seconds
-        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
         let inner = rotation.map { r in [MessageFrame.rotation, UInt8(r.count >> 8), UInt8(r.count & 0xFF)] + r + card }
             ?? [MessageFrame.card] + card
-        let answer = try await converse(inner, to: address, label: label, keys: keys, staticKey: staticKey,
-                                        unixTime: clock(), deadline: deadline)
+        let (answer, label) = try await converse(inner, to: destination, keys: keys, staticKey: staticKey, clock: clock,
+                                                 deadline: deadline, log: log)
         switch answer.first {
         case MessageFrame.cardAck? where answer.count == 9:
             return (.stored(timestamp: Int64(bitPattern: answer.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })), label)
@@ -474,6 +493,22 @@ public enum MessageTransport {
         }
     }
 
+    /// One delivery to `destination` before `deadline`: `inner` sealed, and the listener's answer
+    /// opened, with the listener's address as people read it (through the relay: the transit relay's).
+    static func converse(_ inner: [UInt8], to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
+                         clock: @escaping @Sendable () -> Int64, deadline: Double,
+                         log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ([UInt8], String) {
+        if case .relay(let servers) = destination {
+            let connection = try await RelayNotes.meet(servers, keys: keys, unixTime: clock(), deadline: deadline, log: log)
+            let label = "the transit relay \(servers.transit)"
+            return (try await talk(inner, over: connection, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
+                                   deadline: deadline), label)
+        }
+        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
+        return (try await converse(inner, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
+                                   deadline: deadline), label)
+    }
+
     /// The address of `destination` and its label as people read it: resolved, or found by the
     /// pair's probe before `deadline`.
     static func locate(_ destination: Destination, keys: PairKeys, clock: @escaping @Sendable () -> Int64, deadline: Double,
@@ -481,6 +516,7 @@ public enum MessageTransport {
         let address: SocketAddress
         let label: String
         switch destination {
+        case .relay: preconditionFailure("a relay has no address (converse meets there)")
         case .peer(let host, let port):
             do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch { throw .unknownHost(host) }
             label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -520,6 +556,13 @@ public enum MessageTransport {
         case .success(let c): connection = c
         case .failure(let f): throw .notDelivered("cannot connect to \(label): \(f.words.isEmpty ? "no answer" : f.words)")
         }
+        return try await talk(inner, over: connection, label: label, keys: keys, staticKey: staticKey, unixTime: unixTime, deadline: deadline)
+    }
+
+    /// The delivery over a connection made (to the listener, or through the transit relay): the
+    /// handshake, `inner` sealed, and the listener's sealed answer, opened.
+    static func talk(_ inner: [UInt8], over connection: Connection, label: String, keys: PairKeys,
+                     staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double) async throws(MessageDeliveryFailure) -> [UInt8] {
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0.001, deadline - ExchangeTransport.now()) * 1e9))) {

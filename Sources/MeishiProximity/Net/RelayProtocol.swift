@@ -30,6 +30,25 @@ public enum RelayFailure: Error, Equatable, Sendable {
     case sessionLost(path: String, ConnectionLoss)
 }
 
+extension RelayFailure: CustomStringConvertible {
+    /// In words, for the note paths (`send`/`listen --relay`, `card push`) whose failures are still
+    /// worded here; the exchange's CLI words `sessionLost` itself (its loss in the session's terms).
+    public var description: String {
+        switch self {
+        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
+        case .notAMailbox(let w): w
+        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
+        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
+        case .mailboxLost(let w): "lost the mailbox server: \(w)"
+        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
+        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
+        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
+        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
+        case .sessionLost(let path, _): "lost \(path)"
+        }
+    }
+}
+
 /// Where the mailbox server and the transit relay are.
 public struct RelayServers: Sendable, Equatable {
     /// The mailbox's WebSocket URL, `ws://HOST[:PORT][/PATH]`.

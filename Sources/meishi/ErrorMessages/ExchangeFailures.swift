@@ -175,18 +175,8 @@ enum ExchangeWording {
 
     /// The mailbox server or the transit relay (`--relay`).
     static func describe(_ r: RelayFailure) -> String {
-        switch r {
-        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
-        case .notAMailbox(let w): w
-        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
-        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
-        case .mailboxLost(let w): "lost the mailbox server: \(w)"
-        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
-        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
-        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
-        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
-        case .sessionLost(let path, let loss): "lost \(path) " + describe(loss)
-        }
+        if case .sessionLost(let path, let loss) = r { return "lost \(path) " + describe(loss) }
+        return r.description
     }
 
     /// A protocol failure of the session.

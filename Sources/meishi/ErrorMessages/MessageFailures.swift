@@ -43,6 +43,12 @@ extension MeishiFailure {
                       hint: "is 'meishi listen' running there, on that port? it prints its port when it starts", status: .notDelivered)
     }
 
+    /// Nobody answered on the pair's mailbox at `send --relay`.
+    static func notDeliveredThroughRelay(_ why: String) -> MeishiFailure {
+        MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
+                      hint: "is 'meishi listen --relay' running on the other machine, with the same mailbox server?", status: .notDelivered)
+    }
+
     init(_ f: MessageDeliveryFailure) {
         let text = f.description
         switch f {
@@ -57,6 +63,12 @@ extension MeishiFailure {
         case .unknownHost: self.init(text, hint: "check the name, or give the other machine's IP address", status: .noInput)
         case .addressInUse: self.init(text, hint: "is another 'meishi listen' running? use --port 0 for any free port", status: .unavailable)
         case .io: self.init(text, status: .failure)
+        case .relay(.mailboxUnreachable):
+            self.init(text, hint: "--relay needs the internet, or a mailbox server given as --relay ws://HOST:PORT/v1", status: .unavailable)
+        case .relay(.transitUnreachable), .relay(.transitRefused):
+            self.init(text, hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
+        case .relay:
+            self.init(text, hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)", status: .unavailable)
         }
     }
 }
