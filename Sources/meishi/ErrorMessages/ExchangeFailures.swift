@@ -57,6 +57,12 @@ extension MeishiFailure {
         }
     }
 
+    /// `--table CODE` with a code an earlier table here used: whoever heard it read out then could join.
+    init(spentTableCode code: String, at: Int64) {
+        self.init("code \(code) was used at a table on \(CardRendering.date(at)); a table's code serves one table",
+                  hint: "make a new code with 'meishi exchange --table' and read it out", status: .usage)
+    }
+
     /// `--relay`: the mailbox server or the transit relay.
     init(relay r: RelayFailure, text: String) {
         switch r {
