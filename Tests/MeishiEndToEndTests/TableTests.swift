@@ -394,28 +394,34 @@ extension NamespaceExchangeTests {
 }
 
 extension NamespaceExchangeTests {
-    /// Six people with --expect 2: each ends after its first pairing, while pairings with the
-    /// others are in progress. Those complete (the table starts no new one): nobody is charged a
-    /// try for a pairing an honest member cut by ending, each pair stored both ways or neither.
-    /// Before, ending cut them: "connection lost before the peer's acknowledgement (1 of 3 failed
-    /// pairings)" on the other side, one side storing a member that did not store it.
+    /// Eight people with --expect 2, three times: each ends after its first pairing, while
+    /// pairings with the others are in progress. Those complete (the table starts no new one):
+    /// nobody is charged a try for a pairing an honest member cut by ending, and each pair is
+    /// stored both ways or neither. Before, ending cut them ("connection lost before the peer's
+    /// acknowledgement (1 of 3 failed pairings)" on the other side; seen in 1 run of 3 of six
+    /// hosts). A member left with nobody to pair with ends at --timeout having stored nobody.
     @Test(.enabled(if: canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
     func anEndedTableLetsPairingsInProgressFinish() throws {
-        let teardown = try Self.hosts("mtf", 6)
+        let teardown = try Self.hosts("mtf", 8)
         defer { teardown() }
-        let people = try Self.people(6)
-        let runs = try (1...6).map { i in try Self.member(in: "mtf\(i)", home: people[i - 1].home, code: "89-more-than-wanted", timeout: 60, ["--json", "--expect", "2"]) }
-        let results = runs.map(Self.result)
-        var stored: [Set<String>] = []
-        for (i, r) in results.enumerated() {
-            #expect(r.0 == 0 && r.1["ended"] as? String == "expected", "person \(i + 1): \(r.1) \(r.2)")
-            #expect(r.1["failedPairings"] as? Int == 0, "person \(i + 1): \(r.1)")
-            stored.append(Set(try Self.contactNames(people[i])))
-        }
-        for i in 0..<6 {
-            for j in 0..<6 where i != j {
-                #expect(stored[i].contains("Person \(j + 1)") == stored[j].contains("Person \(i + 1)"),
-                        "person \(i + 1) holds \(stored[i].sorted()), person \(j + 1) holds \(stored[j].sorted())")
+        let people = try Self.people(8)
+        for round in 1...3 {
+            let runs = try (1...8).map { i in
+                try Self.member(in: "mtf\(i)", home: people[i - 1].home, code: "8\(round)-more-than-wanted", timeout: 10, ["--json", "--expect", "2"])
+            }
+            let results = runs.map(Self.result)
+            var stored: [Set<String>] = []
+            for (i, r) in results.enumerated() {
+                let names = Self.storedNames(r.1)
+                #expect(r.0 == 0 ? r.1["ended"] as? String == "expected" : r.0 == 75 && names.isEmpty, "round \(round), person \(i + 1): \(r.1) \(r.2)")
+                #expect(r.1["failedPairings"] as? Int == 0, "round \(round), person \(i + 1): \(r.1)")
+                stored.append(Set(names))
+            }
+            for i in 0..<8 {
+                for j in 0..<8 where i != j {
+                    #expect(stored[i].contains("Person \(j + 1)") == stored[j].contains("Person \(i + 1)"),
+                            "round \(round): person \(i + 1) stored \(stored[i].sorted()), person \(j + 1) \(stored[j].sorted())")
+                }
             }
         }
     }
