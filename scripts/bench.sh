@@ -276,6 +276,8 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -x /usr/bin/time ]; then
     "$meishi" --home "$thome/h$i" init >/dev/null; "$meishi" --home "$thome/h$i" card set name "Person $i" >/dev/null
   done
   lock_namespaces
+  # The machine's load beside the figures: on a shared machine they mean little without it.
+  echo "load before: $(uptime)"
   for n in "${sizes[@]}"; do
     scripts/netns.sh down mbt "$n"; scripts/netns.sh up mbt "$n"
     walls=(); cpus=(); peaks=()
@@ -290,7 +292,6 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -x /usr/bin/time ]; then
       for p in "${pids[@]}"; do wait "$p" || true; done
       walls+=($(( ($(now_ns) - t0) / 1000000 )))
       for i in $(seq "$n"); do
-  
         if ! grep -q '"ended": "expected"' "$thome/out-$n-$r-$i.json"; then
           echo "table of $n, run $r: host $i did not store the others"; cat "$thome/out-$n-$r-$i.json"
           scripts/netns.sh down mbt "$n"; unlock_namespaces; exit 1
@@ -304,6 +305,7 @@ if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && [ -x /usr/bin/time ]; then
     target=""; [ "$n" = 8 ] && target=" (target: <= 2000)"
     echo "table of $n: last start -> all stored and exited  median $median ms over $tableruns runs$target (all: ${walls[*]} ms); CPU s summed over hosts: ${cpus[*]}; largest host: ${peaks[*]}"
   done
+  echo "load after: $(uptime)"
   unlock_namespaces
 else
   echo "(not root, or no /usr/bin/time: the table runs are skipped)"

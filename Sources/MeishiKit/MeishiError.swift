@@ -97,6 +97,8 @@ public enum MeishiError: Error, Sendable {
     case store(StoreError)
     case qr(QRError)
     case exchange(ExchangeFailure)
+    /// `exchange --table CODE` with a code a table of this home already used, at `at` (Unix seconds).
+    case tableCodeSpent(code: String, at: Int64)
 
     // scan --camera
     /// The camera at `device` could not be opened or stopped delivering frames.

@@ -220,6 +220,13 @@ extension ContactStore {
             }
             try db.create(index: "key_rotation_on_contact", on: "key_rotation", columns: ["contactId", "time"])
         }
+        // Codes of tables that ran here (`SpentCodes.swift`): a table's code serves one table.
+        m.registerMigration("v11-spent-codes") { db in
+            try db.create(table: "spent_code") { t in
+                t.primaryKey("digest", .blob)
+                t.column("at", .integer).notNull()
+            }
+        }
         return m
     }
 

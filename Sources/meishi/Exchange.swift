@@ -26,8 +26,9 @@ struct Exchange: MeishiCommand {
             At a meetup, one person runs 'meishi exchange --table' and reads out the code it prints; everyone \
             else runs 'meishi exchange --table CODE'. Everyone swaps cards with everyone else (each pair runs \
             the --code exchange), each screen shows people as they join, and the run ends with --expect N \
-            people (you included), Enter or Ctrl-D, or --timeout, listing everyone stored and every pairing \
-            that failed. Three failed pairings close the table (exit 76).
+            people (you included), Enter, Ctrl-D or Ctrl-C, or --timeout, listing everyone stored and every \
+            pairing that failed. Three failed pairings close the table (exit 76). A code serves one table: \
+            once its table paired someone, it is refused (exit 64).
 
             Where the network keeps the two machines apart (client isolation, different networks), both \
             add --relay to --code: they meet on a magic-wormhole mailbox server by the code's number and \

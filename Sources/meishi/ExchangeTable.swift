@@ -19,6 +19,9 @@ extension Exchange {
         let card = try session.cards.loadCard()
         let out = ctx.out, quiet = json, terminal = ctx.terminal
         let endpoint = endpoint(alias: alias)
+        // Before anything is said of the table: an unknown field, or a code an earlier table used.
+        let only = try fields?.names
+        try ExchangeService(home: session.home).refuseSpent(tableCode: code, clock: ctx.unixClock)
         // Discovery makes a table; --listen/--peer a table of two (one exchange, told as `exchange` tells it).
         let atTable = if case .discover = endpoint { true } else { false }
         if !quiet {
@@ -32,7 +35,7 @@ extension Exchange {
                      .replacingLastOccurrence(of: ", ", with: " or "))
         }
         let request = ExchangeService.Request(
-            endpoint: endpoint, code: code, level: level, only: try fields?.names, timeoutSeconds: timeout.seconds,
+            endpoint: endpoint, code: code, level: level, only: only, timeoutSeconds: timeout.seconds,
             maximumSkew: maxSkew.seconds, confirmedByPerson: false,
             friends: .init(mode: friends, maximumSetSize: maxSet, matchEmails: match?.emails ?? false, matchPhones: match?.phones ?? false),
             message: note.map { .init(text: $0, lifetime: ttl.seconds, once: once) }, event: event)
@@ -42,7 +45,7 @@ extension Exchange {
                 if case .listening(let port) = event {
                     if listen, !quiet {
                         let hosts = ExchangeTransport.localAddresses()
-                        let example = hosts.first.map { Self.join($0, port) } ?? "THIS-HOST"
+                        let example = Self.join(hosts.first ?? "THIS-HOST", port)
                         out.note("on the other machine run: meishi exchange --peer \(example) --table \(code)")
                     }
                     return
@@ -59,7 +62,7 @@ extension Exchange {
                                  + "(\(used) of \(ExchangeService.TableReport.allowedFailures) failed pairings)")
                     }
                 },
-                stop: { await Self.waitForEnter(terminal) }))
+                stop: { await Self.waitForStop(terminal) }))
         let failure = Self.failure(report, expect: expect)
         if json {
             tableJSON(report, home: session.home, out, failure: failure)
@@ -86,16 +89,18 @@ extension Exchange {
         return id.count > 12 ? "\(id.prefix(4))…\(id.suffix(4))" : id
     }
 
-    /// Returns when the person presses Enter or Ctrl-D; never without a terminal (until cancelled).
-    static func waitForEnter(_ terminal: TerminalIO) async {
-        guard terminal.isInteractive else {
-            try? await Task.sleep(for: .seconds(86_400 * 365))
-            return
-        }
+    /// Returns when the person presses Enter or Ctrl-D (on a terminal), or at Ctrl-C or SIGTERM:
+    /// each ends the table as Enter does, with the report of who was stored (as `listen` stops).
+    /// Until then, or until cancelled, when the table ends otherwise.
+    static func waitForStop(_ terminal: TerminalIO) async {
         let (pressed, press) = AsyncStream.makeStream(of: Void.self)
-        Thread.detachNewThread {
-            terminal.waitForEndOfLine()
-            press.yield(())
+        let signals = SignalStop([SIGINT, SIGTERM]) { press.yield(()) }
+        defer { signals.release() }
+        if terminal.isInteractive {
+            Thread.detachNewThread {
+                terminal.waitForEndOfLine()
+                press.yield(())
+            }
         }
         for await _ in pressed { return }
     }
@@ -107,6 +112,12 @@ extension Exchange {
         switch r.ended {
         case .expected, .stopped:
             return nil
+        case .triesSpent where stored == 0:
+            // Nobody's code matched this one: most likely it was mistyped here, else someone is guessing.
+            return MeishiFailure("\(r.triesUsed) pairings at this table failed after the code was tested and none completed: "
+                                 + "the code typed here may not be the one read out, or someone is guessing it; the table is closed; nothing was stored",
+                                 hint: "check the code with the person who read it out and run it again; if it was right, make a new one (meishi exchange --table)",
+                                 status: .protocolError)
         case .triesSpent:
             return MeishiFailure("\(r.triesUsed) pairings at this table failed after the code was tested: someone may be guessing it; "
                                  + "the table is closed (\(stored) stored)",

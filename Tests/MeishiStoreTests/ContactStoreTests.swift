@@ -211,7 +211,7 @@ import MeishiCard
         let store = try ContactStore(path: path)
         #expect(try store.read { db in try ContactStore.migrator.appliedMigrations(db) }
                 == ["v1-contacts", "v2-name-skeleton", "v2-vcard-import", "v3-common-friends", "v3-messages", "v4-common-friends-found", "v4-message-sender-key",
-                    "v5-import-merges", "v5-card-history", "v6-meetings", "v7-notes-and-tags", "v8-card-pushes", "v9-import-uid", "v10-key-rotations"])
+                    "v5-import-merges", "v5-card-history", "v6-meetings", "v7-notes-and-tags", "v8-card-pushes", "v9-import-uid", "v10-key-rotations", "v11-spent-codes"])
         var ken = contact("did:key:z6MkKen", name: "Ken", email: "ken@example.org")
         ken.unsignedFields = [.phone: ["+81 3 0000 1111"]]
         ken.vcard = #"{"decorations":{},"properties":["BDAY:1990-01-31"]}"#

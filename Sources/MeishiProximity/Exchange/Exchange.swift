@@ -110,6 +110,8 @@ public enum ExchangeFailure: Error, Sendable {
     case io(IOProblem)
     /// The mailbox server or the transit relay (`--relay`) failed before the session could run.
     case relay(RelayFailure)
+    /// The peer's card is our own identity's (another meishi of ours, at a table): not stored.
+    case ownCard
 }
 
 

@@ -23,6 +23,12 @@ public struct TableFailure: Sendable {
     public let failure: ExchangeFailure
     /// It failed after the code could be tested, so it used one of the run's tries.
     public let usedATry: Bool
+
+    public init(peer: String, failure: ExchangeFailure, usedATry: Bool) {
+        self.peer = peer
+        self.failure = failure
+        self.usedATry = usedATry
+    }
 }
 
 /// What a table run did, besides the members it stored (handed over as each joined).
@@ -64,6 +70,9 @@ public enum Table {
     /// Attempts at one member that failed before the code could be tested (its listener was busy,
     /// the connection was lost), each a second after the last.
     static let attemptsPerMember = 3
+    /// How long a table that ended with `--expect` reached or by its person lets the pairings in
+    /// progress complete (starting none): cut, each would cost the member at the other end a try.
+    static let finishingGrace = 3.0
 
     /// The members' pairing state, shared by the dialling and the serving side.
     final class Members: Sendable {
@@ -165,6 +174,9 @@ public enum Table {
             discovery.currentPeers(now: ExchangeTransport.now()).filter { $0.announcement.table && $0.announcement.matches(code: code) }
         }
         let (ends, ending) = AsyncStream.makeStream(of: TableEnd.self)
+        // Once the table ends: no pairing starts; those `inFlight` may complete (`finishingGrace`).
+        let closing = NIOLockedValueBox(false)
+        let inFlight = NIOLockedValueBox(0)
         @Sendable func settle(_ attempt: Result<ExchangeResult, ExchangeFailure>, id: [UInt8]?, dialled: Bool, address: String,
                               revealed: Bool) async {
             switch attempt {
@@ -194,6 +206,8 @@ public enum Table {
                 let open = NIOLockedValueBox<[Int: Channel]>([:])
                 try? await ExchangeTransport.accept(server.channel, guardian: guardian, quietFailures: quiet, slots: slots,
                                                     open: open) { connection, address, slot in
+                    inFlight.withLockedValue { $0 += 1 }
+                    defer { inFlight.withLockedValue { $0 -= 1 } }
                     var greeting = participant
                     greeting.card = {
                         slots.greeted(slot)
@@ -205,6 +219,7 @@ public enum Table {
                         attempt = .success(try await ExchangeTransport.run(
                             session, on: connection, participant: greeting, stepTimeout: step, address: address, budget: budget,
                             expectIntroduction: (own, {
+                                if closing.withLockedValue({ $0 }) { return [] }
                                 let now = ExchangeTransport.now()
                                 return heard().map(\.announcement.sessionID).filter { !Rendezvous.dials(own: own, peer: $0) && members.isOpen($0, now: now) }
                             })))
@@ -236,9 +251,11 @@ public enum Table {
                         let due = heard().filter { Rendezvous.dials(own: own, peer: $0.announcement.sessionID) && members.isOpen($0.announcement.sessionID, now: now) }
                         for peer in Rendezvous.order(due, skipping: []) where busy.count < parallelDials && !busy.contains(peer.host) {
                             let id = peer.announcement.sessionID
-                            guard members.begin(id) else { continue }
+                            guard !closing.withLockedValue({ $0 }), members.begin(id) else { continue }
                             busy.insert(peer.host)
+                            inFlight.withLockedValue { $0 += 1 }
                             dials.addTask {
+                                defer { inFlight.withLockedValue { $0 -= 1 } }
                                 let label = "\(peer.readableHost) port \(peer.announcement.port)"
                                 let connection: ExchangeTransport.Connection
                                 switch await ExchangeTransport.connect(to: peer.tcpAddress, until: ExchangeTransport.now() + 1,
@@ -292,6 +309,11 @@ public enum Table {
             }
             var reasons = ends.makeAsyncIterator()
             let why = await reasons.next() ?? .timedOut
+            if why == .expected || why == .stopped {
+                closing.withLockedValue { $0 = true }
+                let until = ExchangeTransport.now() + finishingGrace
+                while inFlight.withLockedValue({ $0 }) > 0, ExchangeTransport.now() < until { try? await Task.sleep(for: .milliseconds(10)) }
+            }
             try? await server.close()
             group.cancelAll()
             return why

@@ -27,6 +27,7 @@ extension MeishiFailure {
         case .store(let e): self.init(e)
         case .qr(let e): self.init(e)
         case .exchange(let e): self.init(e)
+        case .tableCodeSpent(let code, let at): self.init(spentTableCode: code, at: at)
         case .messageText(let e): self.init(e)
         case .delivery(let e): self.init(e)
         }

@@ -40,6 +40,7 @@ extension MeishiFailure {
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
         case .relay(let r): self.init(relay: r, text: text)
+        case .ownCard: self.init(text, hint: "each meishi of yours swaps with the others; yours need no swapping", status: .dataError)
         }
     }
 
@@ -55,6 +56,12 @@ extension MeishiFailure {
         if case .tooManyGuesses = f {
             hint = "run --listen again somewhere quieter, or on another --port, and tell only the other person the address to give --peer"
         }
+    }
+
+    /// `--table CODE` with a code an earlier table here used: whoever heard it read out then could join.
+    init(spentTableCode code: String, at: Int64) {
+        self.init("code \(code) was used at a table on \(CardRendering.date(at)); a table's code serves one table",
+                  hint: "make a new code with 'meishi exchange --table' and read it out", status: .usage)
     }
 
     /// `--relay`: the mailbox server or the transit relay.
@@ -110,6 +117,7 @@ enum ExchangeWording {
         case .connectionLost(let loss): "connection lost " + describe(loss)
         case .io(let problem): describe(problem)
         case .relay(let r): describe(r)
+        case .ownCard: "that is your own card (another meishi of yours at this table); not stored"
         }
     }
 
