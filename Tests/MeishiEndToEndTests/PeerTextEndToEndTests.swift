@@ -4,6 +4,7 @@ import Testing
 import MeishiCrypto
 import MeishiKit
 import MeishiQR
+import MeishiText
 import Logging
 import NIOCore
 @testable import MeishiProximity
@@ -73,6 +74,31 @@ import NIOCore
                 Self.expectClean(r, "\(args) \(payload)")
             }
         }
+    }
+
+    /// Trial 7, F20: a `--json` error document carried the terminal's escape (`\u{1B}` as six
+    /// characters) inside its JSON string, so a program read neither the member name nor JSON's
+    /// own escape. Now JSON escapes it (`\u001b`) and it parses back to the text that came; the
+    /// stderr line stays escaped for the terminal.
+    @Test func jsonErrorsCarryPeerTextJSONEscaped() async {
+        var mei = await home()
+        let cases: [(payload: String, message: String)] = [
+            (#"{"version":1,"\u001b[31mevil\u202e":1}"#, "malformed payload: unknown member \"\u{1B}[31mevil\u{202E}\""),
+            (#"{"\u009b2J":1,"\u009b2J":2}"#, "malformed payload: not valid JSON (duplicate member name \"\u{9B}2J\" at byte 24)"),
+        ]
+        for (payload, message) in cases {
+            mei.stdin = Array(payload.utf8)
+            let r = await mei.run(["verify", "--json", "-"])
+            #expect(r.status == 65, "\(payload)")
+            Self.expectClean(r, payload)
+            #expect(!r.out.contains("\\u{"), "a terminal escape in JSON: \(r.out)")
+            let parsed = try? JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+            #expect(parsed?["error"] as? String == message, "\(r.out)")
+            #expect(parsed?["reason"] as? String == message, "\(r.out)")
+            #expect(r.err == "meishi: error: " + TerminalText.sanitized(message) + "\n")
+        }
+        mei.stdin = Array(#"{"version":1,"\u001b[31mevil\u202e":1}"#.utf8)
+        #expect(await mei.run(["verify", "--json", "-"]).out.contains(#"\"\u001b[31mevil\u202e\""#))
     }
 
     @Test func valuesAreEscapedInEveryCommandAndMode() async throws {

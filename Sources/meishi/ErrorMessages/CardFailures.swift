@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiKit
-import MeishiText
 
 /// Cards: yours (edits, shares, imports), the payloads and Solidarity cards of others.
 extension MeishiFailure {
@@ -83,14 +82,14 @@ extension MeishiFailure {
         self.init(e.reason, status: .dataError)
     }
 
-    /// A Solidarity card that did not verify; peer text in the reason is escaped for a terminal.
+    /// A Solidarity card that did not verify; peer text in the reason stays as it came (`Console` escapes it for a terminal, `JSONText` for JSON).
     init(_ e: SolidarityError) {
         let hint: String? = switch e {
         case .expired: "ask them to show a fresh card"
         case .notYetValid, .fromTheFuture: "check this computer's clock"
         default: nil
         }
-        self.init(TerminalText.sanitized(e.reason), hint: hint, status: .dataError)
+        self.init(e.reason, hint: hint, status: .dataError)
     }
 }
 

@@ -1,6 +1,5 @@
 import MeishiCrypto
 import MeishiKit
-import MeishiText
 
 /// The identity: key files, passphrases, `init --restore` and `id export`.
 extension MeishiFailure {
@@ -40,7 +39,7 @@ extension MeishiFailure {
         case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
         case .cannotBackUp(let path, let reason): self.init("cannot back up \(path): \(reason)", status: .failure)
         case .solidarityKeyOfOtherIdentity(let path, let owner):
-            self.init("\(path) belongs to another identity (\(TerminalText.sanitized(owner)))",
+            self.init("\(path) belongs to another identity (\(owner))",
                       hint: "move it away; a new Solidarity key is made on next use", status: .dataError)
         case .rotatedThisSecond:
             self.init("your key was replaced less than a second ago; nothing was changed", hint: "wait a second and run it again",
