@@ -54,6 +54,7 @@ struct CardPushCommand: MeishiCommand {
     }
 
     func run(_ ctx: Context) async throws {
+        try MessagePort.refuseLinkLocalWithoutInterface(peer)
         let session = try global.session(ctx)
         let store = try session.contacts.open()
         let fallback = try Settings.load(ctx).level ?? .professional

@@ -90,6 +90,12 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
     /// The peer is not the contact (the handshake failed), or broke the protocol.
     case handshakeFailed(String)
     case unknownHost(String)
+    /// No IPv4 interface supports multicast, so no probe can find the listener (an IPv6-only
+    /// network): only `--peer` can.
+    case noMulticastInterface
+    /// A link-local IPv6 `--peer` without its interface (`fe80::1`, not `fe80::1%eth0`): the
+    /// system cannot tell which link it is on.
+    case linkLocalWithoutInterface(String)
     case addressInUse(Int)
     case io(String)
 
@@ -99,6 +105,8 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
         case .refused(let r): "refused by the recipient: \(r.description)"
         case .handshakeFailed(let why): "the peer did not prove it is that contact: \(why)"
         case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
+        case .noMulticastInterface: "no IPv4 network interface supports multicast"
+        case .linkLocalWithoutInterface(let h): "\(h) is a link-local address, which needs the interface it is on (as \(h)%eth0)"
         case .addressInUse(let p): "port \(p) is already in use on this machine"
         case .io(let w): w
         }
@@ -272,6 +280,17 @@ public enum MessageTransport {
     public static let connectionTimeout: Int64 = 15
 
     typealias Connection = ExchangeTransport.Connection
+
+    /// True when `host` is an IPv6 address on the link-local range (fe80::/10) written without
+    /// its interface (`%eth0`), which a connection to it needs: checked before anything else is done.
+    public static func isLinkLocalWithoutInterface(_ host: String) -> Bool {
+        guard case .v6(let a)? = try? SocketAddress(ipAddress: host, port: 0) else { return false }
+        return a.address.sin6_scope_id == 0 && isLinkLocal(a.address.sin6_addr)
+    }
+
+    static func isLinkLocal(_ address: in6_addr) -> Bool {
+        withUnsafeBytes(of: address) { $0[0] == 0xFE && $0[1] & 0xC0 == 0x80 }
+    }
 
     /// A bound listener, before it serves.
     public struct Listener: Sendable {
@@ -481,6 +500,9 @@ public enum MessageTransport {
         switch destination {
         case .peer(let host, let port):
             do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch { throw .unknownHost(host) }
+            if case .v6(let a) = address, a.address.sin6_scope_id == 0, Self.isLinkLocal(a.address.sin6_addr) {
+                throw .linkLocalWithoutInterface(host)
+            }
             label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         case .probe(let interface):
             guard let found = try await MessageProbing.find(keys: keys, unixTime: clock, deadline: deadline, interface: interface, log: log) else {
