@@ -101,6 +101,34 @@ import NIOCore
         #expect(await mei.run(["verify", "--json", "-"]).out.contains(#"\"\u001b[31mevil\u202e\""#))
     }
 
+    /// Trial 7, F17: a url of any scheme was accepted on your card and written to a vCard as a
+    /// link. Your card takes http and https only; a peer's other url is kept and shown as text but
+    /// left out of a vCard export, with a note naming it.
+    @Test func aURLThatIsNotAWebAddressIsNeverExportedAsALink() async throws {
+        var mei = await home()
+        #expect(await mei("card", "set", "name", "Mei").status == 0)
+        let script = await mei("card", "set", "url", "javascript:alert(1)")
+        #expect(script.status == 65, "\(script.err)")
+        #expect(script.err.hasPrefix("meishi: error: \"javascript:alert(1)\" is not a web address: a url on your card starts with http:// or https://\n"
+                                     + "meishi: hint: "), "\(script.err)")
+        let mail = await mei("card", "add", "url", "mailto:mei@example.org")
+        #expect(mail.status == 65 && mail.err.contains("hint: an email address goes in the email field: meishi card add email mei@example.org"),
+                "\(mail.err)")
+        #expect(await mei("card", "add", "url", "https://mei.example.org").status == 0)
+        mei.stdin = Self.forged([.name: .single("Eve"), .url: .multiple(["javascript:alert(1)", "https://eve.example.org"])]).canonicalJSON
+        #expect(await mei("contacts", "add", "-").status == 0)
+        #expect(await mei("contacts", "show", "Eve").out.contains("javascript:alert(1)"))
+        let exported = await mei("contacts", "export")
+        #expect(exported.status == 0)
+        #expect(exported.out.contains("URL:https://eve.example.org") && !exported.out.contains("javascript"), "\(exported.out)")
+        #expect(exported.err.contains("#1 Eve: left out the url \"javascript:alert(1)\" (not an http or https address"), "\(exported.err)")
+        // A peer's card without a name verifies and is listed as "(no name)".
+        mei.stdin = Self.forged([.title: .single("Nameless")]).canonicalJSON
+        let nameless = await mei("contacts", "add", "-")
+        #expect(nameless.status == 0 && nameless.out.contains("(no name)"), "\(nameless.out)\(nameless.err)")
+        #expect(await mei("contacts", "list").out.contains("(no name)"))
+    }
+
     @Test func valuesAreEscapedInEveryCommandAndMode() async throws {
         var ken = await home()
         let card = Self.evilCard()

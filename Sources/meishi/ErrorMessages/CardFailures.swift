@@ -54,6 +54,13 @@ extension MeishiFailure {
         case .invalidURL(let v):
             self.init("\"\(v)\" is not a URL", hint: "include the scheme, e.g. https://\(v)",
                       status: .dataError)
+        case .notAWebAddress(let v):
+            let scheme = v.prefix { $0 != ":" }.lowercased()
+            self.init("\"\(v)\" is not a web address: a url on your card starts with http:// or https://",
+                      hint: scheme == "mailto" ? "an email address goes in the email field: meishi card add email \(v.dropFirst(7))"
+                          : scheme == "tel" ? "a phone number goes in the phone field: meishi card add phone \(v.dropFirst(4))"
+                          : "a phone or address book would open it as a link; give a web page instead, as https://example.org",
+                      status: .dataError)
         case .duplicateValue(let f):
             self.init("your card already has that \(f)", hint: "to change its level: meishi card add \(f) VALUE --level LEVEL",
                       status: .dataError)
