@@ -336,7 +336,7 @@ struct TerminalOutput: TerminalIO {
     var width: Int? { 80 }
     var height: Int? { 24 }
     func reply(_ question: String, timeout: Double?) -> TerminalReply { .ended }
-    func readHidden(_ prompt: String) -> SecureBytes? { nil }
+    func readHidden(_ prompt: String) -> HiddenReply? { nil }
 }
 
 extension InProcess {

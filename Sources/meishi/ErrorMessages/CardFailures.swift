@@ -100,6 +100,11 @@ extension MeishiFailure {
     }
 }
 
+/// Trial 7, F10: Ctrl-D at "Remove which?" (`card unset`, `card set`).
+extension MeishiFailure {
+    static let noValueChosen = MeishiFailure("no value chosen (end of input): your card is unchanged", status: .failure)
+}
+
 /// `card edit`'s failures: the editor is run by the command itself, not by a service.
 extension MeishiFailure {
     static let editCancelled = MeishiFailure("card edit cancelled: the file was empty; your card is unchanged", status: .failure)

@@ -31,6 +31,8 @@ extension MeishiFailure {
             self.init("the secret key is encrypted and no passphrase was given",
                       hint: "set MEISHI_PASSPHRASE or run meishi on a terminal", status: .permission)
         case .emptyPassphrase: self.init("the passphrase is empty", status: .usage)
+        // Trial 7, F10: Ctrl-D at the prompt was "the passphrase is empty" (a usage error) on the prompt's line.
+        case .passphraseCancelled: self.init("cancelled at the passphrase prompt (end of input): nothing was done", status: .failure)
         case .passphrasesDiffer:
             self.init("the passphrases do not match; nothing was changed", hint: "type the same passphrase twice", status: .permission)
         // The seal cannot tell a wrong passphrase from a damaged (cut short, altered) file.
