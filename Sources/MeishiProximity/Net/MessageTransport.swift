@@ -230,7 +230,8 @@ final class ConnectionSlots: Sendable {
             }
             if let victim {
                 victim.channel.close(promise: nil)
-                cut("\(victim.source): it sent nothing while others waited")
+                // It may have sent part of a frame: what it lacks is a hello (trial 7, F11: "sent nothing" after 50 bytes).
+                cut("\(victim.source): it had sent no hello while others waited")
             }
             switch step {
             case .admitted(let id): return id
@@ -325,7 +326,7 @@ public enum MessageTransport {
                     do {
                         for try await accepted in inbound {
                             guard let connection = accepted.take() else { continue }
-                            let address = ExchangeTransport.plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                            let address = senderLabel(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
                             guard let slot = await slots.admit(address, channel: connection.channel, cut: { why in
@@ -350,12 +351,18 @@ public enum MessageTransport {
         return served.withLockedValue { $0 }
     }
 
+    /// A sender's address as the log names it; a connection already gone has none ("refused a
+    /// message from unknown" read as a name, trial 7 F11).
+    static func senderLabel(_ channel: Channel) -> String {
+        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress) ?? "a sender whose address is gone"
+    }
+
     /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged (those
     /// before a hello with a known tag through `strangers`, summarised).
     static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount,
                        strangers: FailureSummary? = nil, greeted: @Sendable () -> Void = {}) async {
         let channel = connection.channel
-        let address = ExchangeTransport.plainAddress(channel.remoteAddress?.ipAddress ?? "unknown")
+        let address = senderLabel(channel)
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
         var known = false
