@@ -111,6 +111,12 @@ def main():
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done:
                 status = os.waitstatus_to_exitcode(raw)
+                # What it wrote just before it ended may still wait in the terminal: read it all
+                # (until the terminal closes, or nothing more comes).
+                while True:
+                    before = len(output)
+                    if read(time.monotonic() + 0.2) or len(output) == before:
+                        break
                 break
             read(time.monotonic() + 0.2)
         if status is None:

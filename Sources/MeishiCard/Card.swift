@@ -102,6 +102,9 @@ public enum CardError: Error, Equatable, Sendable {
     case invalidEmail(String)
     case invalidPhone(String)
     case invalidURL(String)
+    /// A URL of another scheme than http or https (`javascript:`, `file:`, `mailto:`): a phone or
+    /// address book would open it as a link.
+    case notAWebAddress(String)
     case duplicateValue(FieldName)
     case noSuchField(FieldName)
     case noSuchValue(FieldName)
@@ -222,7 +225,7 @@ extension Card: Codable {
             // A hand-edited card.json is held to what `card set` accepts: it is signed as it is.
             card.fields[field] = try values.map { v in
                 var checked = v
-                checked.value = try CardText.validated(v.value, for: field)
+                checked.value = try CardText.validated(v.value, for: field, stored: true)
                 return checked
             }
         }
@@ -237,8 +240,10 @@ extension Card: Codable {
 
 /// The text rules every card value follows.
 public enum CardText {
-    /// `value` NFC-normalised and checked for `field`, or the reason it is refused.
-    public static func validated(_ value: String, for field: FieldName) throws(CardError) -> String {
+    /// `value` NFC-normalised and checked for `field`, or the reason it is refused. A value
+    /// `stored` in card.json by an earlier version is not held to rules added since (a URL must be
+    /// a web address), so that the card still loads and the value can be unset.
+    public static func validated(_ value: String, for field: FieldName, stored: Bool = false) throws(CardError) -> String {
         var v = value.precomposedStringWithCanonicalMapping
         // An address or a note may run over several lines (U+000A; CR LF and CR become LF);
         // every other control character is still refused.
@@ -252,7 +257,9 @@ public enum CardText {
         switch field.rawValue {
         case "email": guard isEmailShaped(v) else { throw .invalidEmail(v) }
         case "phone": guard isPhoneShaped(v) else { throw .invalidPhone(v) }
-        case "url": guard isURLShaped(v) else { throw .invalidURL(v) }
+        case "url":
+            guard isURLShaped(v) else { throw .invalidURL(v) }
+            guard stored || isWebAddress(v) else { throw .notAWebAddress(v) }
         default: break
         }
         return v
@@ -292,6 +299,15 @@ public enum CardText {
               scheme.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || "+.-".contains($0) }) else { return false }
         let rest = s[s.index(after: colon)...]
         return !rest.isEmpty && !s.contains(where: { $0.isWhitespace })
+    }
+
+    /// An http or https URL with something after `//` (scheme in any case): the only URLs meishi
+    /// puts on your card or writes as a vCard URL (trial 7, F17: `javascript:alert(1)` went out
+    /// as a link for a phone to open).
+    public static func isWebAddress(_ s: String) -> Bool {
+        guard isURLShaped(s), let colon = s.firstIndex(of: ":") else { return false }
+        let rest = s[s.index(after: colon)...]
+        return ["http", "https"].contains(s[..<colon].lowercased()) && rest.hasPrefix("//") && rest.count > 2
     }
 
     /// The E.164 form (`+` and 8 to 15 digits) of a phone number that names its country with

@@ -1,4 +1,3 @@
-import MeishiText
 
 /// A JSON value as RFC 8259 defines it. Objects keep their members in the order parsed, but
 /// equality ignores that order.
@@ -113,7 +112,7 @@ public struct StrictJSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try string()
             // Bytes, not String: canonically equivalent names are different names.
-            guard seen.insert(Array(key.utf8)).inserted else { throw fail("duplicate member name \(TerminalText.quoted(key))") }
+            guard seen.insert(Array(key.utf8)).inserted else { throw fail("duplicate member name \"\(key)\"") }
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1

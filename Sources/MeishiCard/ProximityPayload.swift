@@ -140,7 +140,7 @@ public struct ProximityPayload: Equatable, Sendable {
         guard case .number(let v) = version else { throw .malformed("\"version\" is not a number") }
         guard v == Double(currentVersion) else { throw .unsupportedVersion(JCS.serialize(number: v)) }
         for m in members where !Self.members.contains(Array(m.key.utf8)) {
-            throw .malformed("unknown member \(TerminalText.quoted(m.key))")
+            throw .malformed("unknown member \"\(m.key)\"")
         }
         func string(_ key: String) throws(PayloadError) -> String {
             guard let value = json[key] else { throw .malformed("missing member \"\(key)\"") }
@@ -176,7 +176,7 @@ public struct ProximityPayload: Equatable, Sendable {
         var valueCount = 0
         for (key, value) in rawFields {
             let name: FieldName
-            do { name = try FieldName(key) } catch { throw .malformed("unknown card field \(TerminalText.quoted(key))") }
+            do { name = try FieldName(key) } catch { throw .malformed("unknown card field \"\(key)\"") }
             var values: [String] = []
             switch (value, name.isMultiValued) {
             case (.string(let s), false):

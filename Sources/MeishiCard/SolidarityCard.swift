@@ -1,5 +1,4 @@
 import Foundation
-import MeishiText
 
 // The Solidarity phone app's QR formats (docs/PROTOCOL.md section 6): its signed "didSigned"
 // card, a compact JWS (ES256) of a W3C credential; its unsigned plaintext envelope and contact
@@ -135,7 +134,7 @@ public struct SolidarityCard: Equatable, Sendable {
         // with `alg: none` (and so no signature) is named for what it is.
         let header = try json(try decode(parts[0], "header"), "header")
         guard case .string(let alg)? = header["alg"] else { throw .malformed("the header has no \"alg\"") }
-        guard alg == algorithm else { throw .unsupportedAlgorithm("algorithm \"\(TerminalText.sanitized(String(alg.prefix(32))))\"") }
+        guard alg == algorithm else { throw .unsupportedAlgorithm("algorithm \"\(alg.prefix(32))\"") }
         if header["crit"] != nil { throw .unsupportedAlgorithm("critical header extensions (crit)") }
         let payloadBytes = try decode(parts[1], "payload")
         let signature = try decode(parts[2], "signature")

@@ -1,5 +1,4 @@
 import Foundation
-import MeishiText
 
 /// One parameter of a content line: `TYPE=work,voice` or a vCard 2.1 bare `WORK`.
 public struct VCardParameter: Equatable, Sendable {
@@ -107,7 +106,7 @@ public struct VCardProblem: Error, Equatable, Sendable, CustomStringConvertible 
         case .binaryTooLarge(let p, let n): "\(p) larger than \(n) bytes"
         case .malformedLine: "not a vCard property (NAME:value), line skipped"
         case .invalidQuotedPrintable: "invalid quoted-printable, read literally"
-        case .unknownCharset(let c): "unknown CHARSET \"\(TerminalText.sanitized(c))\", read as the file's encoding"
+        case .unknownCharset(let c): "unknown CHARSET \"\(c)\", read as the file's encoding"
         case .invalidBase64: "invalid base64, property skipped"
         case .emptyCard: "card holds nothing to import, skipped"
         case .nameTooLong(let n): "name (FN) longer than \(n) bytes: stored without a name, the FN kept as written for export"

@@ -150,6 +150,9 @@ public struct VCardOmission: Equatable, Sendable {
         case binaryAsText
         /// A second value of a property a vCard holds at most once (`N`, `BDAY`, …).
         case second
+        /// A url that is not an http or https address (`javascript:…` on a peer's card or in an
+        /// imported vCard): a phone or address book would open it as a link (trial 7, F17).
+        case notAWebAddress(String)
     }
 
     public var property: String
@@ -263,7 +266,12 @@ extension VCard {
                 case "phone": lines.append(decorated(.phone, "TEL", v) + (v4 ? ";VALUE=text" : "") + ":" + escape(v))
                 // URIs take no escapes in RFC 6350, but vobject and many phones read URL as text
                 // and split it at a bare comma; our reader unescapes either way.
-                case "url": lines.append(decorated(.url, "URL", v) + ":" + escape(v))
+                case "url":
+                    guard CardText.isWebAddress(v) else {
+                        dropped.append(VCardOmission(property: "URL", reason: .notAWebAddress(v)))
+                        continue
+                    }
+                    lines.append(decorated(.url, "URL", v) + ":" + escape(v))
                 case "address":
                     if let adr = inPlace["ADR"] {
                         if i == 0 { lines += adr }

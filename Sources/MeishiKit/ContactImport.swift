@@ -38,6 +38,10 @@ public struct ImportReport: Sendable {
         cards.filter { if case .imported? = $0.outcome { false } else if case .merged? = $0.outcome { false } else { true } }.count
             + problems.filter(\.skipsCard).count
     }
+    /// Files nothing was taken from (unreadable, or not a vCard), in the order given, each once.
+    public var filesLeftOut: [String] {
+        problems.filter(\.failsFile).map(\.file).reduce(into: []) { names, f in if !names.contains(f) { names.append(f) } }
+    }
 }
 
 /// Importing vCard files as unsigned contacts.

@@ -48,6 +48,8 @@ public enum MeishiError: Error, Sendable {
     case keyLimitsTooHigh(path: String, operations: UInt64, memoryBytes: Int)
     case passphraseNeeded
     case emptyPassphrase
+    /// The new passphrase's prompt ended without an answer (Ctrl-D): nothing was done.
+    case passphraseCancelled
     case passphrasesDiffer
     case wrongPassphrase(path: String)
     case cannotDecrypt(path: String, CryptoError)

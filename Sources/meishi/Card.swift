@@ -40,13 +40,13 @@ struct FieldValueArguments: ParsableArguments {
 
 /// Loads the card, applies `edit`, saves it, and says what changed; under the home's lock, so
 /// that commands run at the same time apply their changes one after the other.
-func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws(CardError) -> String) throws {
+func editCard(_ global: GlobalOptions, _ ctx: Context, _ edit: (inout Card) throws -> String) throws {
     let session = try global.session(ctx)
     let message = try session.home.exclusively {
         var card = try session.cards.loadCard()
         let message: String
         let before = card
-        do throws(CardError) { message = try edit(&card) } catch { throw MeishiError.card(error) }
+        do { message = try edit(&card) } catch let error as CardError { throw MeishiError.card(error) }
         try refuseShareTooLarge(card, before: before, ctx)
         try session.cards.saveCard(card)
         return message
@@ -64,15 +64,21 @@ func refuseShareTooLarge(_ card: Card, before: Card, _ ctx: Context) throws {
 
 extension TerminalIO {
     /// Which of a field's several values a command is to act on (`verb`: "Remove", "Replace"):
-    /// asked on a terminal, nil for all of them; `refusal` without a terminal or a listed answer.
-    func chooseValue(of field: FieldName, _ values: [String], to verb: String, refusal: CardError) throws(CardError) -> String? {
+    /// asked on a terminal, nil for all of them. An answer naming none is asked again (it ended
+    /// the command with a usage error, trial 7 F10), `refusal` after three; no terminal:
+    /// `refusal`; Ctrl-D: nothing changed (exit 1).
+    func chooseValue(of field: FieldName, _ values: [String], to verb: String, refusal: CardError) throws -> String? {
         guard isInteractive else { throw refusal }
         var question = "your card has \(values.count) \(field) values:\n"
         for (n, v) in values.enumerated() { question += "  \(n + 1)) \(Console.safe(v))\n" }
         question += "\(verb) which? [1-\(values.count), or a for all] "
-        let answer = ask(question, timeout: nil)?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        if answer == "a" || answer == "all" { return nil }
-        guard let n = Int(answer), (1...values.count).contains(n) else { throw refusal }
-        return values[n - 1]
+        for _ in 1...3 {
+            guard let reply = ask(question, timeout: nil) else { throw MeishiFailure.noValueChosen }
+            let answer = reply.trimmingCharacters(in: .whitespaces).lowercased()
+            if answer == "a" || answer == "all" { return nil }
+            if let n = Int(answer), (1...values.count).contains(n) { return values[n - 1] }
+            question = "answer 1 to \(values.count), or a for all: "
+        }
+        throw refusal
     }
 }

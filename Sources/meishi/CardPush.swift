@@ -65,6 +65,7 @@ struct CardPushCommand: MeishiCommand {
     }
 
     func run(_ ctx: Context) async throws {
+        try MessagePort.refuseLinkLocalWithoutInterface(peer)
         let session = try global.session(ctx)
         let store = try session.contacts.open()
         let settings = try Settings.load(ctx)

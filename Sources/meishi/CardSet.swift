@@ -24,7 +24,7 @@ struct CardSet: SynchronousCommand {
 
     func run(_ ctx: Context) throws {
         let field = try arguments.fieldName()
-        try editCard(global, ctx) { card throws(CardError) in
+        try editCard(global, ctx) { card in
             let held = (card.fields[field] ?? []).map(\.value)
             var old = replace
             if old == nil, held.count > 1 {

@@ -25,7 +25,7 @@ struct CardUnset: SynchronousCommand {
     func run(_ ctx: Context) throws {
         let name: FieldName
         do { name = try FieldName(field) } catch { throw MeishiError.card(error) }
-        try editCard(global, ctx) { card throws(CardError) in
+        try editCard(global, ctx) { card in
             var value = value
             if value == nil, let held = card.fields[name], held.count > 1 {
                 value = try ctx.terminal.chooseValue(of: name, held.map(\.value), to: "Remove", refusal: .severalValues(name, held.map(\.value)))

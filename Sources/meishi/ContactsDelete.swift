@@ -45,7 +45,11 @@ struct ContactsDelete: SynchronousCommand {
             let question = found.count == 1
                 ? "delete \(Self.describe(found[0]))? [y/N] "
                 : "delete these \(found.count) contacts?\n" + found.map { "  " + Self.describe($0) + "\n" }.joined() + "[y/N] "
-            if !ctx.terminal.confirm(question) { throw MeishiFailure.notDeleted }
+            switch ctx.terminal.reply(question, timeout: nil) {
+            case .line(let a) where ["y", "yes"].contains(a.trimmingCharacters(in: .whitespaces).lowercased()): break
+            case .line: throw MeishiFailure.notDeleted
+            case .ended, .timedOut: throw MeishiFailure.notDeletedUnanswered
+            }
         }
         let deleted = try contacts.delete(found.map { String($0.id ?? 0) })
         if json {

@@ -128,6 +128,10 @@ extension ContactsExport {
         var why: [String] = []
         if !binary.isEmpty { why.append("\(binary.joined(separator: ", ")) (binary data an earlier meishi imported as text)") }
         if !second.isEmpty { why.append("a second \(second.joined(separator: ", ")) (a vCard holds one; the store keeps both)") }
+        let links = omissions.compactMap { if case .notAWebAddress(let v) = $0.reason { "\"\(v)\"" } else { nil } }
+        if !links.isEmpty {
+            why.append("the url \(links.joined(separator: ", ")) (not an http or https address, which a phone would open as a link; the store keeps it)")
+        }
         return "#\(contact.id ?? 0) \(CardRendering.name(contact.name)): left out " + Console.safe(why.joined(separator: " and "))
     }
 }

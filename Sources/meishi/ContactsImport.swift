@@ -107,14 +107,18 @@ struct ContactsImport: SynchronousCommand {
                 out.line("skipped \(who): #\(c.id ?? 0) already holds everything")
             }
         }
+        // Trial 7, F11: a directory's `*` with one file that is no vCard exits 65, and the summary
+        // said so only through the error lines above it.
+        let leftOut = report.filesLeftOut
         let summary = "\(report.imported) \(would)imported, \(report.merged) \(would)merged, \(report.skipped) skipped"
+            + (leftOut.isEmpty ? "" : "; \(leftOut.count) file\(leftOut.count == 1 ? "" : "s") left out: " + leftOut.map(Console.safe).joined(separator: ", "))
         if json {
             out.json(.object([
                 "cards": .array(cards),
                 "problems": .array(report.problems.map { .object(["file": .string($0.file), "line": .number(Double($0.line)),
                                                                   "message": .string(MeishiFailure($0.error).message)]) }),
                 "imported": .number(Double(report.imported)), "merged": .number(Double(report.merged)),
-                "skipped": .number(Double(report.skipped)), "dryRun": .bool(dryRun),
+                "skipped": .number(Double(report.skipped)), "dryRun": .bool(dryRun), "filesLeftOut": .array(leftOut.map(JSONValue.string)),
             ]))
         } else {
             out.line(summary + (dryRun ? " (dry run: nothing stored)" : ""))

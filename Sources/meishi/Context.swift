@@ -15,6 +15,12 @@ struct Sink: Sendable {
 
 /// The controlling terminal as commands see it: whether there is one, its width, questions.
 /// How a question on the terminal ended.
+/// What a prompt without echo read: a line, or the end of input (Ctrl-D) before one.
+enum HiddenReply {
+    case text(SecureBytes)
+    case ended
+}
+
 enum TerminalReply: Equatable {
     case line(String)
     case timedOut
@@ -38,7 +44,7 @@ protocol TerminalIO: Sendable {
     /// millisecond early.
     func reply(_ question: String, timeout: Double?) -> TerminalReply
     /// Shows `prompt` and reads a line without echo, or nil with no terminal.
-    func readHidden(_ prompt: String) -> SecureBytes?
+    func readHidden(_ prompt: String) -> HiddenReply?
     /// Blocks until the person presses Enter or Ctrl-D on the terminal (a table's end).
     func waitForEndOfLine()
 }

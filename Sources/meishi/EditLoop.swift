@@ -45,7 +45,10 @@ enum EditLoop {
             try runEditor(editor, path, ctx, wording)
             let edited = String(decoding: try SecureFile.read(path, limit: 1 << 20), as: UTF8.self)
             if CardEditText.isEmpty(edited) { throw wording.cancelled }  // comments and blank lines only
-            switch parse(edited) {
+            // Line numbers count the person's text, not the "# error:" lines put on top of it: a
+            // file reopened and left as it was named the same line by two numbers (trial 7, F11).
+            let attempt = withoutErrorLines(edited)
+            switch parse(attempt) {
             case .success(let result):
                 do {
                     return try save(result, path)
@@ -55,7 +58,6 @@ enum EditLoop {
                 }
             case .failure(let problem):
                 let message = "line \(problem.line): " + problem.message
-                let attempt = withoutErrorLines(edited)
                 if attempt == lastFailed { throw wording.notSaved(message) }
                 ctx.out.warn(message)
                 lastFailed = attempt

@@ -26,7 +26,12 @@ struct TerminalPassphrases: PassphraseSource {
 
     func passphrase(forKeyAt path: String, attempt: Int) -> SecureBytes? {
         if let p = environment["MEISHI_PASSPHRASE"] { return SecureBytes(copying: Array(p.utf8)) }
-        return terminal.readHidden(Self.passphrasePrompt(path, attempt: attempt))
+        switch terminal.readHidden(Self.passphrasePrompt(path, attempt: attempt)) {
+        case nil: return nil
+        // Ctrl-D at a key's prompt is a try with nothing typed, as before (a wrong passphrase).
+        case .ended?: return SecureBytes(copying: [])
+        case .text(let text)?: return text
+        }
     }
 
     func newPassphrase() throws(MeishiError) -> SecureBytes? {
@@ -35,11 +40,19 @@ struct TerminalPassphrases: PassphraseSource {
             warnIfShort(p.utf8.count)
             return SecureBytes(copying: Array(p.utf8))
         }
-        guard let first = terminal.readHidden(newPrompt + ": ") else { return nil }
+        let first: SecureBytes
+        switch terminal.readHidden(newPrompt + ": ") {
+        case nil: return nil
+        case .ended?: throw .passphraseCancelled
+        case .text(let text)?: first = text
+        }
         guard first.count > 0 else { throw .emptyPassphrase }
         warnIfShort(first.withUnsafeBytes { String(decoding: $0, as: UTF8.self).count })
-        guard let second = terminal.readHidden("repeat passphrase: ") else { return nil }
-        guard first == second else { throw .passphrasesDiffer }
+        switch terminal.readHidden("repeat passphrase: ") {
+        case nil: return nil
+        case .ended?: throw .passphraseCancelled
+        case .text(let second)?: guard first == second else { throw .passphrasesDiffer }
+        }
         return first
     }
 

@@ -72,6 +72,7 @@ struct Send: MeishiCommand {
     }
 
     func run(_ ctx: Context) async throws {
+        try MessagePort.refuseLinkLocalWithoutInterface(peer)
         let session = try global.session(ctx)
         let servers = try RelayChoice.servers(relay: relay, transit: transit, ctx, try Settings.load(ctx))
         let service = MessageService(home: session.home, clock: ctx.unixClock)
@@ -126,5 +127,11 @@ enum MessagePort {
         guard let (host, port) = Exchange.split(text) else { return nil }
         let explicit = text.hasPrefix("[") ? text.hasSuffix("]:\(port)") : text.filter { $0 == ":" }.count == 1
         return (host, explicit ? port : Self.default)
+    }
+
+    /// A link-local IPv6 `--peer` without its interface cannot be reached (the system cannot tell
+    /// which link): said before anything is read or asked, not as a socket error after the timeout.
+    static func refuseLinkLocalWithoutInterface(_ peer: String?) throws {
+        if let host = peer.flatMap(split)?.0, MessageTransport.isLinkLocalWithoutInterface(host) { throw MeishiFailure.linkLocalPeer(host) }
     }
 }

@@ -3,7 +3,6 @@ import Foundation
 import MeishiCard
 import MeishiKit
 import MeishiProximity
-import MeishiText
 import MeishiStore
 
 /// Defaults a person sets once in `$XDG_CONFIG_HOME/meishi/config` (`~/.config/meishi/config`)
@@ -77,7 +76,7 @@ struct Settings: Sendable {
             // value to quote (the hint then led to "unknown key").
             guard Self.keys.contains(entry.key) else {
                 let close = Self.keys.filter { Meishi.editDistance($0, entry.key) <= 2 }
-                throw Self.failure(path, entry.line, "unknown key '\(TerminalText.sanitized(entry.key))'",
+                throw Self.failure(path, entry.line, "unknown key '\(entry.key)'",
                                    hint: close.first.map { "did you mean '\($0)'?" } ?? "the keys are " + Self.keys.joined(separator: ", "))
             }
             let text: String
@@ -89,7 +88,7 @@ struct Settings: Sendable {
                 throw Self.failure(path, entry.line, "'\(entry.key)' takes text in double quotes", hint: "as in \(entry.key) = \"\(Self.example(entry.key))\"")
             }
             func bad(_ what: String) -> MeishiFailure {
-                Self.failure(path, entry.line, "'\(entry.key)' \(what), not '\(TerminalText.sanitized(text))'", hint: "as in \(entry.key) = \"\(Self.example(entry.key))\"")
+                Self.failure(path, entry.line, "'\(entry.key)' \(what), not '\(text)'", hint: "as in \(entry.key) = \"\(Self.example(entry.key))\"")
             }
             switch entry.key {
             case "level":

@@ -130,7 +130,7 @@ struct LiveTerminal: TerminalIO {
         return .line(String(decoding: line, as: UTF8.self))
     }
 
-    func readHidden(_ prompt: String) -> SecureBytes? {
+    func readHidden(_ prompt: String) -> HiddenReply? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -140,19 +140,30 @@ struct LiveTerminal: TerminalIO {
         var quiet = old
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        // Echo off before the prompt shows: TCSAFLUSH drops what was typed before it, and so
+        // dropped a passphrase (or Ctrl-D) typed the moment the prompt appeared.
         tcsetattr(fd, TCSAFLUSH, &quiet)
         defer { tcsetattr(fd, TCSAFLUSH, &old) }
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         var line = [UInt8](repeating: 0, count: 1025)
         defer { wipe(&line) }
         var count = 0
         var byte: UInt8 = 0
-        while count < 1024, read(fd, &byte, 1) == 1, byte != 0x0A, byte != 0x0D {
+        var ended = false
+        while count < 1024 {
+            guard read(fd, &byte, 1) == 1 else {
+                ended = true
+                break
+            }
+            if byte == 0x0A || byte == 0x0D { break }
             line[count] = byte
             count += 1
         }
         byte = 0
-        return SecureBytes(copying: line[0..<count])
+        // Ctrl-D: no line break was echoed, so the next message would follow the prompt; at the
+        // start of the line it answers nothing (the prompt is cancelled).
+        if ended { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+        return ended && count == 0 ? .ended : .text(SecureBytes(copying: line[0..<count]))
     }
 }
 

@@ -41,6 +41,24 @@ import Testing
         #expect(throws: CardError.invalidFieldName("x-Upper")) { try FieldName("x-Upper") }
     }
 
+    /// Trial 7, F17: `card set url "javascript:alert(1)"` was signed and exported as a link.
+    /// A url on your card is an http or https address now; one already in card.json still loads
+    /// (so that it can be unset), and only a new value is held to the rule.
+    @Test func aURLOnYourCardIsAWebAddress() throws {
+        var card = Card()
+        for v in ["javascript:alert(1)", "mailto:mei@example.org", "tel:+81901234", "file:///etc/passwd", "data:text/html,x", "http:/x"] {
+            #expect(throws: CardError.notAWebAddress(v)) { try card.add(.url, v) }
+            #expect(throws: CardError.notAWebAddress(v)) { try card.set(.url, v) }
+        }
+        for v in ["https://example.org", "HTTP://Example.org/a?b=c", "https://例え.jp/"] { try card.add(.url, v) }
+        #expect(throws: CardError.notAWebAddress("javascript:x")) { try card.replace(.url, "https://example.org", with: "javascript:x") }
+        let stored = #"{"version":1,"fields":{"name":[{"value":"Mei","level":"public"}],"url":[{"value":"javascript:alert(1)","level":"public"}]}}"#
+        let loaded = try JSONDecoder().decode(Card.self, from: Data(stored.utf8))
+        #expect(loaded.fields[.url]?.map(\.value) == ["javascript:alert(1)"])
+        var unset = loaded
+        #expect(try unset.unset(.url, value: "javascript:alert(1)") == 1)
+    }
+
     @Test func limitsValueCount() throws {
         var card = Card()
         for n in 0..<Card.maximumValueCount { try card.add(.email, "m\(n)@example.org") }

@@ -61,13 +61,16 @@ import MeishiText
         #expect(throws: CardError.self) { var c = Card(); try c.set(.name, "Eve\u{0}") }
     }
 
-    @Test func reasonsQuotePeerTextEscaped() throws {
+    /// Trial 7, F20: a reason quotes peer text as it came; it is escaped where it leaves (the
+    /// terminal's `\u{1B}` by the CLI's Console, `\u001b` by its JSON printer), so `--json`
+    /// carries the name itself rather than the terminal's escape of it.
+    @Test func reasonsQuotePeerTextAsItCame() throws {
         let evil = Array(#"{"version":1,"\u001b]0;PWNED\u0007":1}"#.utf8)
         do { _ = try ProximityPayload.parse(evil) } catch {
-            #expect(error.reason == #"malformed payload: unknown member "\u{1B}]0;PWNED\u{7}""#)
+            #expect(error.reason == "malformed payload: unknown member \"\u{1B}]0;PWNED\u{7}\"")
         }
         do { _ = try StrictJSONParser.parse(Array(#"{"\u009b":1,"\u009b":2}"#.utf8)) } catch {
-            #expect(!error.reason.unicodeScalars.contains(where: TerminalText.isEscaped))
+            #expect(error.reason.contains("duplicate member name \"\u{9B}\""))
         }
     }
 }

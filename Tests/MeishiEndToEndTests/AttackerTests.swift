@@ -166,6 +166,11 @@ extension AttackerTests {
         let (mei, ken, listener, err, port) = try Self.kenListening()
         let idle = (0..<64).map { n in Loopback.connect(to: port, from: "127.0.0.\(10 + n % 16)") }
         defer { idle.forEach { close($0) } }
+        // Half of them send 50 bytes of a 100-byte frame: not nothing, but no hello either.
+        for fd in idle.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
+            let partial: [UInt8] = [0, 0, 0, 100] + [UInt8](repeating: 0x50, count: 46)
+            _ = partial.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
         Thread.sleep(forTimeInterval: 0.5)
         let started = Date()
         let sent = try mei("send", "Ken", "see you at the booth", "--peer", "127.0.0.1:\(port)", "--timeout", "10")
@@ -173,6 +178,7 @@ extension AttackerTests {
         let log = Self.stop(listener, err)
         #expect(sent.status == 0, "\(sent.stderr)\n\(log)")
         #expect(log.contains("cut a connection from 127.0.0."), "\(log)")
+        #expect(log.contains(": it had sent no hello while others waited") && !log.contains("sent nothing"), "\(log)")
         #expect(log.components(separatedBy: "\n").count < 40, "the cuts were not summarised:\n\(log)")
         let inbox = try ken("inbox", "--json").json["messages"] as? [[String: Any]]
         #expect(inbox?.map { $0["text"] as? String } == ["see you at the booth"], "took \(took) s")

@@ -19,17 +19,23 @@ import Testing
     /// Runs `meishi card edit` in `cli`'s home on a new terminal with EDITOR `editor`, playing `steps`.
     static func edit(_ cli: CLI, editor: String, _ steps: [[Any]]) throws -> Session {
         let scratch = (cli.home as NSString).deletingLastPathComponent
+        // HOME: no one's vimrc or viminfo.
+        return try session(cli, ["card", "edit"], environment: ["HOME": scratch, "EDITOR": editor, "VISUAL": nil], steps)
+    }
+
+    /// Runs `meishi ARGS` in `cli`'s home on a new terminal (TERM xterm, no MEISHI_PASSPHRASE),
+    /// `environment` changed so, playing `steps`.
+    static func session(_ cli: CLI, _ args: [String], environment: [String: String?] = [:], _ steps: [[Any]]) throws -> Session {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python!)
         let stepsJSON = String(decoding: try JSONSerialization.data(withJSONObject: steps), as: UTF8.self)
-        p.arguments = [Fixtures.root.appendingPathComponent("tools/pty-session.py").path, stepsJSON, CLI.binary, "card", "edit"]
+        p.arguments = [Fixtures.root.appendingPathComponent("tools/pty-session.py").path, stepsJSON, CLI.binary] + args
         var env = ProcessInfo.processInfo.environment
         env["MEISHI_HOME"] = cli.home
-        env["HOME"] = scratch  // no one's vimrc or viminfo
         env["TERM"] = "xterm"
-        env["EDITOR"] = editor
-        env["VISUAL"] = nil
         env["MEISHI_PASSPHRASE"] = nil
+        env["MEISHI_NEW_PASSPHRASE"] = nil
+        for (name, value) in environment { env[name] = value }
         p.environment = env
         let out = Pipe()
         p.standardOutput = out

@@ -202,7 +202,11 @@ import Testing
         #expect(r.stderr.contains("meishi: error: \(binary):1: not a vCard: no BEGIN:VCARD"))
         #expect(r.stderr.contains("meishi: error: cannot read /nonexistent/missing.vcf"))
         #expect(r.stdout.contains("imported Fine as #1 (unsigned)"))
-        #expect(r.stdout.hasSuffix("1 imported, 0 merged, 1 skipped\n"))
+        // Trial 7, F11: the summary says which files nothing was taken from (it read as a success).
+        #expect(r.stdout.hasSuffix("1 imported, 0 merged, 1 skipped; 3 files left out: \(empty), \(binary), /nonexistent/missing.vcf\n"),
+                "\(r.stdout)")
+        let j = try mei("contacts", "import", "--json", "--dry-run", broken, binary)
+        #expect(j.json["filesLeftOut"] as? [String] == [binary], "\(j.stdout)")
         #expect(try contacts(mei).count == 1)
         // Only bad data: exit 65.
         #expect(try mei("contacts", "import", broken).status == 65)

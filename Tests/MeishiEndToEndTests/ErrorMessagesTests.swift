@@ -23,7 +23,7 @@ import MeishiStore
         // identity
         .noIdentity(home: "h"), .identityExists(home: "h"), .notABackup(path: "b"), .identityDamaged(path: "identity.json"),
         .identityDamaged(path: "identity.key"), .rotatedThisSecond, .rotationsDamaged(path: "r"), .keyExposed(path: "k", mode: 0o644),
-        .keyLimitsTooHigh(path: "k", operations: 99, memoryBytes: 1 << 34), .passphraseNeeded, .emptyPassphrase, .passphrasesDiffer,
+        .keyLimitsTooHigh(path: "k", operations: 99, memoryBytes: 1 << 34), .passphraseNeeded, .emptyPassphrase, .passphraseCancelled, .passphrasesDiffer,
         .wrongPassphrase(path: "k"), .cannotDecrypt(path: "k", .invalidPublicKey), .cannotEncrypt(.invalidPublicKey),
         .cannotBackUp(path: "k", reason: "Read-only file system"), .solidarityKeyOfOtherIdentity(path: "s", owner: "did:key:z6Mk\u{1B}"),
         // cards

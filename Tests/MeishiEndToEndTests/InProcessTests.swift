@@ -46,13 +46,16 @@ struct ScriptedTerminal: TerminalIO {
     var standardErrorIsTerminal: Bool { errorIsTerminal }
     var width: Int? { columns }
     var height: Int? { rows }
+    /// The answer that stands for Ctrl-D at the start of a line (the end of input).
+    static let endOfInput = "\u{4}"
+
     func reply(_ question: String, timeout: Double?) -> TerminalReply {
-        guard interactive, let a = recorder.answer(question) else { return .ended }
+        guard interactive, let a = recorder.answer(question), a != Self.endOfInput else { return .ended }
         return .line(a)
     }
-    func readHidden(_ prompt: String) -> SecureBytes? {
+    func readHidden(_ prompt: String) -> HiddenReply? {
         guard interactive, let a = recorder.answer(prompt) else { return nil }
-        return SecureBytes(copying: Array(a.utf8))
+        return a == Self.endOfInput ? .ended : .text(SecureBytes(copying: Array(a.utf8)))
     }
 }
 
@@ -188,6 +191,14 @@ struct InProcess {
         let r = await typo("init", "--passphrase")
         #expect(r.status == 77 && r.err.contains("meishi: error: the passphrases do not match; nothing was changed\n"), "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: typo.home + "/identity.key"))
+
+        // Ctrl-D at the prompt cancels it (it was "the passphrase is empty", exit 64).
+        for answers in [[ScriptedTerminal.endOfInput], ["one", ScriptedTerminal.endOfInput]] {
+            let ended = InProcess(answers: answers, interactive: true)
+            let r = await ended("init", "--passphrase")
+            #expect(r.status == 1 && r.err.hasSuffix("meishi: error: cancelled at the passphrase prompt (end of input): nothing was done\n"), "\(r.err)")
+            #expect(!FileManager.default.fileExists(atPath: ended.home + "/identity.key"))
+        }
 
         let noTerminal = InProcess()
         let r2 = await noTerminal("init", "--passphrase")

@@ -336,6 +336,16 @@ import Testing
         }
         let refused = await ken("contacts", "edit", "1")
         #expect(refused.status == 65 && refused.err.contains("note and tags not saved: line 2: the note holds a control character"), "\(refused)")
+        // Trial 7, F11: the reopened file left as it was (vi's :q!): the error names the line the
+        // warning named (it counted the "# error:" line put on top).
+        ken.editor = { _, path, _ in
+            if try !String(contentsOfFile: path, encoding: .utf8).hasPrefix("# error:") {
+                try "tags: a\nnot a line of this form\nnote:\n".write(toFile: path, atomically: false, encoding: .utf8)
+            }
+            return 0
+        }
+        let quit = await ken("contacts", "edit", "1")
+        #expect(quit.status == 65 && quit.err.contains("warning: line 2: ") && quit.err.contains("not saved: line 2: "), "\(quit.err)")
         ken.editor = { _, path, _ in
             try "# nothing\n\n".write(toFile: path, atomically: false, encoding: .utf8)
             return 0

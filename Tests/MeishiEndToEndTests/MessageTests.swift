@@ -354,8 +354,8 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         return ""
     }
 
-    /// A contact added while `listen` runs (a card swapped meanwhile) reaches it without a restart.
-    @Test func aContactAddedWhileListeningIsHeard() async throws {
+    /// Two in-process homes with cards, Mei holding Ken's card (Ken not hers).
+    static func meiWhoHasKensCard() async -> (InProcess, InProcess) {
         var mei = InProcess()
         let ken = InProcess()
         for (p, name) in [(mei, "Mei"), (ken, "Ken")] {
@@ -364,6 +364,12 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         }
         mei.stdin = Array(await ken("card", "export").out.utf8)
         #expect(await mei("contacts", "add", "-").status == 0)
+        return (mei, ken)
+    }
+
+    /// A contact added while `listen` runs (a card swapped meanwhile) reaches it without a restart.
+    @Test func aContactAddedWhileListeningIsHeard() async throws {
+        let (mei, ken) = await Self.meiWhoHasKensCard()
         let listener = ken
         let listening = Task { await listener("listen", "--port", "0", "--for", "120") }
         let port = try await Self.listeningPort(ken.recorder)
@@ -375,6 +381,28 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         #expect(sent.status == 0, "\(sent.err)")
         listening.cancel()
         #expect(await listening.value.err.contains("1 stored"))
+    }
+
+    /// Trial 7, F21: `--peer fe80::…` without its interface ended with "connect(descriptor:addr:size:):
+    /// Invalid argument) (errno: 22)" after the connection attempts; now it is named for what it is,
+    /// a usage error, before the passphrase is asked or the note read.
+    @Test func aLinkLocalPeerWithoutItsInterfaceIsNamed() async throws {
+        let (mei, ken) = await Self.meiWhoHasKensCard()
+        for peer in ["fe80::9c45:45ff:fe4a:d4f8", "[fe80::9c45:45ff:fe4a:d4f8]:47825", "[febf::1]:9"] {
+            for args in [["send", "Ken", "v6 note", "--peer", peer, "--timeout", "3s"], ["card", "push", "Ken", "--peer", peer, "--timeout", "3s"]] {
+                let r = await mei.run(args)
+                #expect(r.status == 64, "\(args): \(r.err)")
+                #expect(r.err.hasPrefix("meishi: error: \(peer.hasPrefix("[") ? String(peer.dropFirst().prefix { $0 != "]" }) : peer) is a link-local address, "
+                                        + "which needs the interface it is on"), "\(args): \(r.err)")
+                #expect(r.err.contains("meishi: hint: add the interface") && r.err.contains("%eth0]:47825"), "\(args): \(r.err)")
+                #expect(!r.err.contains("connect(") && !r.err.contains("errno"), "\(r.err)")
+            }
+        }
+        // A global IPv6 address and one with its interface are not refused for it.
+        for peer in ["[2001:db8::1]:1", "[fe80::1%lo]:1"] {
+            let r = await mei.run(["send", "Ken", "x", "--peer", peer, "--timeout", "1s"])
+            #expect(r.status != 64 && !r.err.contains("link-local"), "\(peer): \(r.err)")
+        }
     }
 
     /// With a passphrase on the key, a contact that does not exist (or cannot be sent to) is
@@ -466,6 +494,43 @@ extension NamespaceExchangeTests {
         #expect(a.status == 0 && a.out.contains("\"stored\": 0"), "\(a.out)\(a.err)")
         let inbox = try MessageService(home: ken.home, clock: { Int64(Date().timeIntervalSince1970) }).inbox(identity: ken.identity, includeShown: false)
         #expect(inbox.map(\.text) == ["see you at the booth"])
+    }
+
+    /// Trial 7, F21: on a network with IPv6 link-local addresses only, `send` ended with exit 1 and
+    /// "no IPv4 network interface supports multicast", nothing to do about it. Now it is exit 69
+    /// (no peer or service) with the way out the listener also names, `--peer`, written with the
+    /// interface for a link-local address; and that way works.
+    @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
+    func withoutIPv4MulticastSendNamesPeerAndItWorks() async throws {
+        let teardown = try NamespaceExchangeTests.hosts("mm6", 2, setup: "up6")
+        defer { teardown() }
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        for (a, b) in [(mei, ken), (ken, mei)] { try a.knows(b) }
+        let listening = try Self.runMeishi("mm62", ken.home, ["listen", "--for", "180"])
+        let started = try await Self.startedListening(listening)
+        try #require(started.contains("listening for messages"), "\(started)")
+        #expect(started.contains("senders need --peer HOST:47825"), "\(started)")
+        let probing = try Self.runMeishi("mm61", mei.home, ["send", "Ken", "v6 note", "--timeout", "4"])
+        let probed = try await offPool { Self.finishMeishi(probing) }
+        #expect(probed.status == 69, "\(probed.err)")
+        #expect(probed.err.contains("meishi: error: cannot look for the listener: no IPv4 network interface supports multicast\n"), "\(probed.err)")
+        #expect(probed.err.contains("meishi: hint: give the listener's address with --peer HOST:PORT")
+                && probed.err.contains("'[fe80::1%eth0]:47825'"), "\(probed.err)")
+        // Ken's link-local address, with the interface Mei reaches it on, as the hint writes it.
+        let show = Process()
+        show.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        show.arguments = ["-n", "mm62", "-o", "-6", "addr", "show", "dev", "mm6h2", "scope", "link"]
+        show.standardOutput = Pipe()
+        show.standardError = Pipe()
+        try show.run()
+        let (_, addresses, _) = try await offPool { Self.finishMeishi(show) }
+        let address = try #require(addresses.split(separator: " ").first { $0.hasPrefix("fe80:") }?.split(separator: "/").first, "\(addresses)")
+        let sending = try Self.runMeishi("mm61", mei.home, ["send", "Ken", "v6 note", "--peer", "[\(address)%mm6h1]:47825", "--timeout", "60"])
+        let sent = try await offPool { Self.finishMeishi(sending) }
+        #expect(sent.status == 0 && sent.out.hasPrefix("delivered to Ken"), "\(sent.out)\(sent.err)")
+        kill(listening.processIdentifier, SIGINT)
+        let l = try await offPool { Self.finishMeishi(listening) }
+        #expect(l.err.contains("1 stored"), "\(l.err)")
     }
 
     /// A probe recorded from the air and sent again is not answered; a fresh one is.

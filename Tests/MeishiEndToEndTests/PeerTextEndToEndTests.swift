@@ -4,6 +4,7 @@ import Testing
 import MeishiCrypto
 import MeishiKit
 import MeishiQR
+import MeishiText
 import Logging
 import NIOCore
 @testable import MeishiProximity
@@ -73,6 +74,59 @@ import NIOCore
                 Self.expectClean(r, "\(args) \(payload)")
             }
         }
+    }
+
+    /// Trial 7, F20: a `--json` error document carried the terminal's escape (`\u{1B}` as six
+    /// characters) inside its JSON string, so a program read neither the member name nor JSON's
+    /// own escape. Now JSON escapes it (`\u001b`) and it parses back to the text that came; the
+    /// stderr line stays escaped for the terminal.
+    @Test func jsonErrorsCarryPeerTextJSONEscaped() async {
+        var mei = await home()
+        let cases: [(payload: String, message: String)] = [
+            (#"{"version":1,"\u001b[31mevil\u202e":1}"#, "malformed payload: unknown member \"\u{1B}[31mevil\u{202E}\""),
+            (#"{"\u009b2J":1,"\u009b2J":2}"#, "malformed payload: not valid JSON (duplicate member name \"\u{9B}2J\" at byte 24)"),
+        ]
+        for (payload, message) in cases {
+            mei.stdin = Array(payload.utf8)
+            let r = await mei.run(["verify", "--json", "-"])
+            #expect(r.status == 65, "\(payload)")
+            Self.expectClean(r, payload)
+            #expect(!r.out.contains("\\u{"), "a terminal escape in JSON: \(r.out)")
+            let parsed = try? JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+            #expect(parsed?["error"] as? String == message, "\(r.out)")
+            #expect(parsed?["reason"] as? String == message, "\(r.out)")
+            #expect(r.err == "meishi: error: " + TerminalText.sanitized(message) + "\n")
+        }
+        mei.stdin = Array(#"{"version":1,"\u001b[31mevil\u202e":1}"#.utf8)
+        #expect(await mei.run(["verify", "--json", "-"]).out.contains(#"\"\u001b[31mevil\u202e\""#))
+    }
+
+    /// Trial 7, F17: a url of any scheme was accepted on your card and written to a vCard as a
+    /// link. Your card takes http and https only; a peer's other url is kept and shown as text but
+    /// left out of a vCard export, with a note naming it.
+    @Test func aURLThatIsNotAWebAddressIsNeverExportedAsALink() async throws {
+        var mei = await home()
+        #expect(await mei("card", "set", "name", "Mei").status == 0)
+        let script = await mei("card", "set", "url", "javascript:alert(1)")
+        #expect(script.status == 65, "\(script.err)")
+        #expect(script.err.hasPrefix("meishi: error: \"javascript:alert(1)\" is not a web address: a url on your card starts with http:// or https://\n"
+                                     + "meishi: hint: "), "\(script.err)")
+        let mail = await mei("card", "add", "url", "mailto:mei@example.org")
+        #expect(mail.status == 65 && mail.err.contains("hint: an email address goes in the email field: meishi card add email mei@example.org"),
+                "\(mail.err)")
+        #expect(await mei("card", "add", "url", "https://mei.example.org").status == 0)
+        mei.stdin = Self.forged([.name: .single("Eve"), .url: .multiple(["javascript:alert(1)", "https://eve.example.org"])]).canonicalJSON
+        #expect(await mei("contacts", "add", "-").status == 0)
+        #expect(await mei("contacts", "show", "Eve").out.contains("javascript:alert(1)"))
+        let exported = await mei("contacts", "export")
+        #expect(exported.status == 0)
+        #expect(exported.out.contains("URL:https://eve.example.org") && !exported.out.contains("javascript"), "\(exported.out)")
+        #expect(exported.err.contains("#1 Eve: left out the url \"javascript:alert(1)\" (not an http or https address"), "\(exported.err)")
+        // A peer's card without a name verifies and is listed as "(no name)".
+        mei.stdin = Self.forged([.title: .single("Nameless")]).canonicalJSON
+        let nameless = await mei("contacts", "add", "-")
+        #expect(nameless.status == 0 && nameless.out.contains("(no name)"), "\(nameless.out)\(nameless.err)")
+        #expect(await mei("contacts", "list").out.contains("(no name)"))
     }
 
     @Test func valuesAreEscapedInEveryCommandAndMode() async throws {
@@ -283,7 +337,7 @@ struct TerminalOutput: TerminalIO {
     var width: Int? { 80 }
     var height: Int? { 24 }
     func reply(_ question: String, timeout: Double?) -> TerminalReply { .ended }
-    func readHidden(_ prompt: String) -> SecureBytes? { nil }
+    func readHidden(_ prompt: String) -> HiddenReply? { nil }
 }
 
 extension InProcess {

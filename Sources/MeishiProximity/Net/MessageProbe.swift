@@ -281,7 +281,7 @@ public enum MessageProbing {
             if case .v4? = d.address { return true }
             return false
         }
-        guard !v4.isEmpty else { throw .io("no IPv4 network interface supports multicast") }
+        guard !v4.isEmpty else { throw .noMulticastInterface }
         return v4
     }
 

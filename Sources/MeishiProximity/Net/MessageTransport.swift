@@ -90,6 +90,12 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
     /// The peer is not the contact (the handshake failed), or broke the protocol.
     case handshakeFailed(String)
     case unknownHost(String)
+    /// No IPv4 interface supports multicast, so no probe can find the listener (an IPv6-only
+    /// network): only `--peer` can.
+    case noMulticastInterface
+    /// A link-local IPv6 `--peer` without its interface (`fe80::1`, not `fe80::1%eth0`): the
+    /// system cannot tell which link it is on.
+    case linkLocalWithoutInterface(String)
     case addressInUse(Int)
     case io(String)
     /// `--relay`: the mailbox server or the transit relay failed (nobody answering is `notDelivered`).
@@ -101,6 +107,8 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
         case .refused(let r): "refused by the recipient: \(r.description)"
         case .handshakeFailed(let why): "the peer did not prove it is that contact: \(why)"
         case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
+        case .noMulticastInterface: "no IPv4 network interface supports multicast"
+        case .linkLocalWithoutInterface(let h): "\(h) is a link-local address, which needs the interface it is on (as \(h)%eth0)"
         case .addressInUse(let p): "port \(p) is already in use on this machine"
         case .io(let w): w
         case .relay(let r): r.description
@@ -225,6 +233,7 @@ final class ConnectionSlots: Sendable {
             }
             if let victim {
                 victim.channel.close(promise: nil)
+                // It may have sent part of a frame: what it lacks is a hello (trial 7, F11: "sent nothing" after 50 bytes).
                 cut(victim.source)
             }
             switch step {
@@ -276,6 +285,17 @@ public enum MessageTransport {
 
     typealias Connection = ExchangeTransport.Connection
 
+    /// True when `host` is an IPv6 address on the link-local range (fe80::/10) written without
+    /// its interface (`%eth0`), which a connection to it needs: checked before anything else is done.
+    public static func isLinkLocalWithoutInterface(_ host: String) -> Bool {
+        guard case .v6(let a)? = try? SocketAddress(ipAddress: host, port: 0) else { return false }
+        return a.address.sin6_scope_id == 0 && isLinkLocal(a.address.sin6_addr)
+    }
+
+    static func isLinkLocal(_ address: in6_addr) -> Bool {
+        withUnsafeBytes(of: address) { $0[0] == 0xFE && $0[1] & 0xC0 == 0x80 }
+    }
+
     /// A bound listener, before it serves.
     public struct Listener: Sendable {
         let server: ExchangeTransport.Server
@@ -322,11 +342,11 @@ public enum MessageTransport {
                     do {
                         for try await accepted in inbound {
                             guard let connection = accepted.take() else { continue }
-                            let address = ExchangeTransport.plainAddress(connection.channel.remoteAddress?.ipAddress ?? "unknown")
+                            let address = senderLabel(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
                             guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
-                                strangers.record("cut a connection from \(source): it sent nothing while others waited", now: ExchangeTransport.now())
+                                strangers.record("cut a connection from \(source): it had sent no hello while others waited", now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
                                 continue
@@ -349,12 +369,18 @@ public enum MessageTransport {
         return served.withLockedValue { $0 }
     }
 
+    /// A sender's address as the log names it; a connection already gone has none ("refused a
+    /// message from unknown" read as a name, trial 7 F11).
+    static func senderLabel(_ channel: Channel) -> String {
+        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress) ?? "a sender whose address is gone"
+    }
+
     /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged (those
     /// before a hello with a known tag through `strangers`, summarised).
     static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount,
                        strangers: FailureSummary? = nil, greeted: @Sendable () -> Void = {}) async {
         let channel = connection.channel
-        let address = ExchangeTransport.plainAddress(channel.remoteAddress?.ipAddress ?? "unknown")
+        let address = senderLabel(channel)
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
         var known = false
@@ -519,6 +545,9 @@ public enum MessageTransport {
         case .relay: preconditionFailure("a relay has no address (converse meets there)")
         case .peer(let host, let port):
             do { address = try SocketAddress.makeAddressResolvingHost(host, port: port) } catch { throw .unknownHost(host) }
+            if case .v6(let a) = address, a.address.sin6_scope_id == 0, Self.isLinkLocal(a.address.sin6_addr) {
+                throw .linkLocalWithoutInterface(host)
+            }
             label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         case .probe(let interface):
             guard let found = try await MessageProbing.find(keys: keys, unixTime: clock, deadline: deadline, interface: interface, log: log) else {

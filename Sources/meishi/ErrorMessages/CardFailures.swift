@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiKit
-import MeishiText
 
 /// Cards: yours (edits, shares, imports), the payloads and Solidarity cards of others.
 extension MeishiFailure {
@@ -55,6 +54,13 @@ extension MeishiFailure {
         case .invalidURL(let v):
             self.init("\"\(v)\" is not a URL", hint: "include the scheme, e.g. https://\(v)",
                       status: .dataError)
+        case .notAWebAddress(let v):
+            let scheme = v.prefix { $0 != ":" }.lowercased()
+            self.init("\"\(v)\" is not a web address: a url on your card starts with http:// or https://",
+                      hint: scheme == "mailto" ? "an email address goes in the email field: meishi card add email \(v.dropFirst(7))"
+                          : scheme == "tel" ? "a phone number goes in the phone field: meishi card add phone \(v.dropFirst(4))"
+                          : "a phone or address book would open it as a link; give a web page instead, as https://example.org",
+                      status: .dataError)
         case .duplicateValue(let f):
             self.init("your card already has that \(f)", hint: "to change its level: meishi card add \(f) VALUE --level LEVEL",
                       status: .dataError)
@@ -83,15 +89,20 @@ extension MeishiFailure {
         self.init(e.reason, status: .dataError)
     }
 
-    /// A Solidarity card that did not verify; peer text in the reason is escaped for a terminal.
+    /// A Solidarity card that did not verify; peer text in the reason stays as it came (`Console` escapes it for a terminal, `JSONText` for JSON).
     init(_ e: SolidarityError) {
         let hint: String? = switch e {
         case .expired: "ask them to show a fresh card"
         case .notYetValid, .fromTheFuture: "check this computer's clock"
         default: nil
         }
-        self.init(TerminalText.sanitized(e.reason), hint: hint, status: .dataError)
+        self.init(e.reason, hint: hint, status: .dataError)
     }
+}
+
+/// Trial 7, F10: Ctrl-D at "Remove which?" (`card unset`, `card set`).
+extension MeishiFailure {
+    static let noValueChosen = MeishiFailure("no value chosen (end of input): your card is unchanged", status: .failure)
 }
 
 /// `card edit`'s failures: the editor is run by the command itself, not by a service.

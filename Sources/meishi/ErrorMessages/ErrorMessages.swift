@@ -15,7 +15,7 @@ extension MeishiFailure {
         case .homeNotDirectory, .cannotCreateHome, .homeNotOwned, .homeWritableByOthers, .noHome, .notAHomeBackup,
              .homeBackupHeader, .homeBackupDamaged, .homeNotEmpty: self.init(home: e)
         case .noIdentity, .identityExists, .notABackup, .identityDamaged, .keyExposed, .keyLimitsTooHigh, .passphraseNeeded,
-             .emptyPassphrase, .passphrasesDiffer, .wrongPassphrase, .cannotDecrypt, .cannotEncrypt, .cannotBackUp,
+             .emptyPassphrase, .passphraseCancelled, .passphrasesDiffer, .wrongPassphrase, .cannotDecrypt, .cannotEncrypt, .cannotBackUp,
              .solidarityKeyOfOtherIdentity, .rotatedThisSecond, .rotationsDamaged: self.init(identity: e)
         case .cardFileDamaged, .cardFileRefused, .shareTooLarge, .ownCard, .ownSolidarityCard, .vcard, .notOneCard, .nothingToImport,
              .unsignedContact, .storedCardInvalid: self.init(card: e)

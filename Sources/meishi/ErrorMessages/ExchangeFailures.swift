@@ -199,7 +199,8 @@ enum ExchangeWording {
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
         case .declinedByPeer: "the other person said the codes differ"
         case .peerDidNotAnswer: "the other person did not answer"
-        case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
+        // Escaped here, not only by Console: a table's report puts this in a block of lines (`out.line`).
+        case .invalidCard(let e): "the peer's card is invalid: \(TerminalText.sanitized(e.reason))"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
         case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
         case .codesDoNotMatch: "the codes do not match"

@@ -1,6 +1,5 @@
 import MeishiCrypto
 import MeishiKit
-import MeishiText
 
 /// The identity: key files, passphrases, `init --restore` and `id export`.
 extension MeishiFailure {
@@ -32,6 +31,8 @@ extension MeishiFailure {
             self.init("the secret key is encrypted and no passphrase was given",
                       hint: "set MEISHI_PASSPHRASE or run meishi on a terminal", status: .permission)
         case .emptyPassphrase: self.init("the passphrase is empty", status: .usage)
+        // Trial 7, F10: Ctrl-D at the prompt was "the passphrase is empty" (a usage error) on the prompt's line.
+        case .passphraseCancelled: self.init("cancelled at the passphrase prompt (end of input): nothing was done", status: .failure)
         case .passphrasesDiffer:
             self.init("the passphrases do not match; nothing was changed", hint: "type the same passphrase twice", status: .permission)
         // The seal cannot tell a wrong passphrase from a damaged (cut short, altered) file.
@@ -40,7 +41,7 @@ extension MeishiFailure {
         case .cannotEncrypt(let why): self.init("cannot encrypt the key: \(why)", status: .failure)
         case .cannotBackUp(let path, let reason): self.init("cannot back up \(path): \(reason)", status: .failure)
         case .solidarityKeyOfOtherIdentity(let path, let owner):
-            self.init("\(path) belongs to another identity (\(TerminalText.sanitized(owner)))",
+            self.init("\(path) belongs to another identity (\(owner))",
                       hint: "move it away; a new Solidarity key is made on next use", status: .dataError)
         case .rotatedThisSecond:
             self.init("your key was replaced less than a second ago; nothing was changed", hint: "wait a second and run it again",

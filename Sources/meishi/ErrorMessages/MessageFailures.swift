@@ -37,6 +37,17 @@ extension MeishiFailure {
         }
     }
 
+    /// Where no probe can go: `--peer`, and how a link-local IPv6 address is written.
+    static let peerHint = "give the listener's address with --peer HOST:PORT (its 'meishi listen' prints the port; "
+        + "a link-local IPv6 address with its interface, as --peer '[fe80::1%eth0]:47825')"
+
+    static let linkLocalHint = "add the interface this machine reaches it on ('ip -6 addr' lists them), as --peer '[fe80::1%eth0]:47825'"
+
+    /// `--peer` is a link-local IPv6 address without its interface: said before anything is read or asked.
+    static func linkLocalPeer(_ host: String) -> MeishiFailure {
+        MeishiFailure(MessageDeliveryFailure.linkLocalWithoutInterface(host).description, hint: linkLocalHint, status: .usage)
+    }
+
     /// Nothing answered at `send --peer`: the multicast hint would not help.
     static func notDeliveredToPeer(_ why: String) -> MeishiFailure {
         MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
@@ -61,6 +72,10 @@ extension MeishiFailure {
         case .refused: self.init(text, status: .dataError)
         case .handshakeFailed: self.init(text, hint: "someone else may be listening at that address", status: .protocolError)
         case .unknownHost: self.init(text, hint: "check the name, or give the other machine's IP address", status: .noInput)
+        // Trial 7, F21: an IPv6-only network. The listener says the same ("senders need --peer").
+        case .noMulticastInterface:
+            self.init("cannot look for the listener: \(text)", hint: Self.peerHint, status: .unavailable)
+        case .linkLocalWithoutInterface: self.init(text, hint: Self.linkLocalHint, status: .usage)
         case .addressInUse: self.init(text, hint: "is another 'meishi listen' running? use --port 0 for any free port", status: .unavailable)
         case .io: self.init(text, status: .failure)
         case .relay(.mailboxUnreachable):

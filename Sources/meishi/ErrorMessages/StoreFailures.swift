@@ -43,6 +43,8 @@ extension MeishiFailure {
     }
 
     static let notDeleted = MeishiFailure("nothing deleted", status: .failure)
+    /// Ctrl-D at the question: no answer is a no (trial 7, F10).
+    static let notDeletedUnanswered = MeishiFailure("nothing deleted (no answer: end of input)", status: .failure)
 }
 
 /// Living cards (issue 26): meetings' events and my own words about a contact.
