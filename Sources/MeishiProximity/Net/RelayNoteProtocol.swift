@@ -112,16 +112,8 @@ public struct NoteMailbox: Sendable {
 
     /// Takes one message from the server; `unixTime` is the listener's clock now.
     public mutating func receive(_ text: [UInt8], unixTime: Int64) throws(RelayFailure) -> [Event] {
-        guard let json = try? StrictJSONParser.parse(text), case .string(let type)? = json["type"] else {
-            throw .refusedByMailbox("it sent something that is not a mailbox message")
-        }
+        let (type, json) = try MailboxSession.serverMessage(text, crowded: .refusedByMailbox("crowded"))
         switch type {
-        case "welcome":
-            if case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(TerminalText.sanitized(why)) }
-            return []
-        case "error":
-            let why: String = if case .string(let e)? = json["error"] { e } else { "an error" }
-            throw .refusedByMailbox(TerminalText.sanitized(why))
         case "pong":
             live = true
             return []

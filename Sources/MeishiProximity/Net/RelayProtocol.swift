@@ -218,17 +218,10 @@ public struct MailboxSession: Sendable {
 
     /// Takes one message from the server.
     public mutating func receive(_ text: [UInt8]) throws(RelayFailure) -> [Event] {
-        guard let json = try? StrictJSONParser.parse(text), case .string(let type)? = json["type"] else {
-            throw .refusedByMailbox("it sent something that is not a mailbox message")
-        }
+        let (type, json) = try Self.serverMessage(text, crowded: .nameplateTaken(nameplate))
         switch type {
         case "welcome":
-            if case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(TerminalText.sanitized(why)) }
             return []
-        case "error":
-            let why: String = if case .string(let e)? = json["error"] { e } else { "an error" }
-            if why == "crowded" { throw .nameplateTaken(nameplate) }
-            throw .refusedByMailbox(TerminalText.sanitized(why))
         case "claimed":
             guard mailbox == nil, case .string(let id)? = json["mailbox"] else { throw .refusedByMailbox("it sent a second or malformed 'claimed'") }
             mailbox = id
@@ -266,6 +259,21 @@ public struct MailboxSession: Sendable {
     }
 
     static func message(_ members: [String: JSONValue]) -> [UInt8] { JCS.canonicalize(.object(members)) }
+
+    /// A message from the mailbox server: its type and members. A welcome that carries an error,
+    /// or an `error` message, is thrown in the server's words (`crowded`: two sides hold it already).
+    static func serverMessage(_ text: [UInt8], crowded: RelayFailure) throws(RelayFailure) -> (type: String, json: JSONValue) {
+        guard let json = try? StrictJSONParser.parse(text), case .string(let type)? = json["type"] else {
+            throw .refusedByMailbox("it sent something that is not a mailbox message")
+        }
+        if type == "welcome", case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(TerminalText.sanitized(why)) }
+        if type == "error" {
+            let why: String = if case .string(let e)? = json["error"] { e } else { "an error" }
+            if why == "crowded" { throw crowded }
+            throw .refusedByMailbox(TerminalText.sanitized(why))
+        }
+        return (type, json)
+    }
 
     /// The hints message's body before hex: `{"direct-tcp-v1":[{"hostname":H,"port":P},…]}` (JCS).
     public static func hintsBody(_ hints: [DirectHint]) -> [UInt8] {
