@@ -185,50 +185,58 @@ public struct MessageReceiver: Sendable {
 
 /// The listener's connection slots: at most `total` connections served at once and `perSource`
 /// from one address. A connection that has not yet sent a hello with a known tag is idle: when
-/// the slots are full, the oldest idle one (of the same address first) is cut to make room, so a
-/// stranger holding idle connections cannot keep a contact out; when every slot holds a sender
-/// past its hello, the next connection waits for one to end.
+/// the slots are full, the oldest connection idle for `grace` seconds (of the same address first)
+/// is cut to make room, so a stranger holding idle connections cannot keep a contact out; when
+/// none has been idle that long (an honest sender says hello within milliseconds: eight sending
+/// at once from one address had their fresh connections cut), the next connection waits.
 final class ConnectionSlots: Sendable {
     private struct Holder {
         let id: Int
         let source: String
         var greeted = false
         let channel: Channel
+        let since: Double
     }
 
     private struct State {
         var holders: [Holder] = []
         var nextID = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
     }
+
+    /// How long a connection may stay idle before it can be cut to make room.
+    static let grace = 1.0
 
     private let state = NIOLockedValueBox(State())
     let total: Int
     let perSource: Int
+    let grace: Double
 
-    init(total: Int, perSource: Int) {
+    init(total: Int, perSource: Int, grace: Double = ConnectionSlots.grace) {
         self.total = total
         self.perSource = perSource
+        self.grace = grace
     }
 
-    /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
-    /// `perSource` connections past their hello already. `cut` hears the source of each idle connection cut.
+    /// A slot for a connection from `source` (its id), once one is free or an idle connection can
+    /// be cut for it. `cut` hears the source of each idle connection cut.
     func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
         while true {
-            enum Step { case admitted(Int), refused, wait }
+            enum Step { case admitted(Int), wait }
             var victim: Holder?
+            let now = ExchangeTransport.now()
             let step: Step = state.withLockedValue { s in
+                let idle = { (h: Holder) in !h.greeted && now - h.since >= self.grace }
                 let mine = s.holders.filter { $0.source == source }
                 if mine.count >= perSource {
-                    guard let oldest = mine.first(where: { !$0.greeted }) else { return .refused }
+                    guard let oldest = mine.first(where: idle) else { return .wait }
                     victim = oldest
                 } else if s.holders.count >= total {
-                    guard let oldest = s.holders.first(where: { !$0.greeted }) else { return .wait }
+                    guard let oldest = s.holders.first(where: idle) else { return .wait }
                     victim = oldest
                 }
                 if let v = victim { s.holders.removeAll { $0.id == v.id } }
                 s.nextID += 1
-                s.holders.append(Holder(id: s.nextID, source: source, channel: channel))
+                s.holders.append(Holder(id: s.nextID, source: source, channel: channel, since: now))
                 return .admitted(s.nextID)
             }
             if let victim {
@@ -238,16 +246,9 @@ final class ConnectionSlots: Sendable {
             }
             switch step {
             case .admitted(let id): return id
-            case .refused: return nil
             case .wait:
-                await withCheckedContinuation { c in
-                    let resumeNow = state.withLockedValue { s in
-                        if s.holders.count < total || s.holders.contains(where: { !$0.greeted }) { return true }
-                        s.waiting.append(c)
-                        return false
-                    }
-                    if resumeNow { c.resume() }
-                }
+                // Until a connection ends or an idle one has waited past `grace`.
+                try? await Task.sleep(for: .milliseconds(20))
             }
         }
     }
@@ -261,12 +262,7 @@ final class ConnectionSlots: Sendable {
 
     /// The connection of `id` ended (a cut one was released already).
     func release(_ id: Int) {
-        let waiters = state.withLockedValue { s in
-            s.holders.removeAll { $0.id == id }
-            defer { s.waiting = [] }
-            return s.waiting
-        }
-        waiters.forEach { $0.resume() }
+        state.withLockedValue { s in s.holders.removeAll { $0.id == id } }
     }
 }
 
