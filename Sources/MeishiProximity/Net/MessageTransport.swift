@@ -183,89 +183,6 @@ public struct MessageReceiver: Sendable {
     }
 }
 
-/// The listener's connection slots: at most `total` connections served at once and `perSource`
-/// from one address. A connection that has not yet sent a hello with a known tag is idle: when
-/// the slots are full, the oldest connection idle for `grace` seconds (of the same address first)
-/// is cut to make room, so a stranger holding idle connections cannot keep a contact out; when
-/// none has been idle that long (an honest sender says hello within milliseconds: eight sending
-/// at once from one address had their fresh connections cut), the next connection waits.
-final class ConnectionSlots: Sendable {
-    private struct Holder {
-        let id: Int
-        let source: String
-        var greeted = false
-        let channel: Channel
-        let since: Double
-    }
-
-    private struct State {
-        var holders: [Holder] = []
-        var nextID = 0
-    }
-
-    /// How long a connection may stay idle before it can be cut to make room.
-    static let grace = 1.0
-
-    private let state = NIOLockedValueBox(State())
-    let total: Int
-    let perSource: Int
-    let grace: Double
-
-    init(total: Int, perSource: Int, grace: Double = ConnectionSlots.grace) {
-        self.total = total
-        self.perSource = perSource
-        self.grace = grace
-    }
-
-    /// A slot for a connection from `source` (its id), once one is free or an idle connection can
-    /// be cut for it. `cut` hears the source of each idle connection cut.
-    func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
-        while true {
-            enum Step { case admitted(Int), wait }
-            var victim: Holder?
-            let now = ExchangeTransport.now()
-            let step: Step = state.withLockedValue { s in
-                let idle = { (h: Holder) in !h.greeted && now - h.since >= self.grace }
-                let mine = s.holders.filter { $0.source == source }
-                if mine.count >= perSource {
-                    guard let oldest = mine.first(where: idle) else { return .wait }
-                    victim = oldest
-                } else if s.holders.count >= total {
-                    guard let oldest = s.holders.first(where: idle) else { return .wait }
-                    victim = oldest
-                }
-                if let v = victim { s.holders.removeAll { $0.id == v.id } }
-                s.nextID += 1
-                s.holders.append(Holder(id: s.nextID, source: source, channel: channel, since: now))
-                return .admitted(s.nextID)
-            }
-            if let victim {
-                victim.channel.close(promise: nil)
-                // It may have sent part of a frame: what it lacks is a hello (trial 7, F11: "sent nothing" after 50 bytes).
-                cut(victim.source)
-            }
-            switch step {
-            case .admitted(let id): return id
-            case .wait:
-                // Until a connection ends or an idle one has waited past `grace`.
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
-    }
-
-    /// The connection of `id` sent a hello with a known tag: it is no longer cut to make room.
-    func greeted(_ id: Int) {
-        state.withLockedValue { s in
-            if let i = s.holders.firstIndex(where: { $0.id == id }) { s.holders[i].greeted = true }
-        }
-    }
-
-    /// The connection of `id` ended (a cut one was released already).
-    func release(_ id: Int) {
-        state.withLockedValue { s in s.holders.removeAll { $0.id == id } }
-    }
-}
-
 /// Message delivery over TCP: a listener serving many senders, and a sender delivering one envelope.
 public enum MessageTransport {
     public static let defaultPort = 47_825
@@ -341,7 +258,7 @@ public enum MessageTransport {
                             let address = senderLabel(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
-                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
+                            guard let slot = await slots.admit(address, close: { connection.channel.close(promise: nil) }, cut: { source in
                                 strangers.record("cut a connection from \(source): it had sent no hello while others waited", now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
