@@ -3,14 +3,14 @@ import NIOConcurrencyHelpers
 /// The listener's connection slots: at most `total` connections served at once and `perSource`
 /// from one address, shared by the exchange's listener, a table's and `meishi listen`'s.
 ///
-/// A connection that has not yet sent a hello with a known tag is idle. When the slots are full,
-/// the oldest connection idle for `grace` seconds (of the same address first) is cut to make
-/// room, so a stranger holding idle connections cannot keep a contact out. When none has been
-/// idle that long, the next connection waits: an honest sender says hello within milliseconds,
-/// and eight of them sending at once from one address had their fresh connections cut when one
-/// was accepted before a finished one's slot was released. Waiting is bounded too (`perSource`
-/// from one address, `total` in all); past that a connection is refused, so a flood holds no more
-/// sockets than twice the slots.
+/// A connection that has not yet sent a hello with a known tag is idle. When all `total` slots are
+/// taken, the oldest idle connection is cut to make room at once, so strangers holding idle
+/// connections cannot keep a contact out. When an address's own `perSource` slots are taken, its
+/// next connection cuts only one of its own that has been idle for `grace` seconds, and otherwise
+/// waits: an honest sender says hello within milliseconds, and eight of them sending at once from
+/// one address had their fresh connections cut (or refused) when one was accepted before a
+/// finished one's slot was released. Waiting is bounded (`perSource` from one address, `total` in
+/// all); past that a connection is refused, so a flood holds no more sockets than twice the slots.
 final class ConnectionSlots: Sendable {
     private struct Holder {
         let id: Int
@@ -64,11 +64,10 @@ final class ConnectionSlots: Sendable {
             var victim: Holder?
             let time = self.now()
             let step: Step = state.withLockedValue { s in
-                let idle = { (h: Holder) in !h.greeted && time - h.since >= self.grace }
                 if s.holders.count(where: { $0.source == source }) >= perSource {
-                    victim = s.holders.first { $0.source == source && idle($0) }
+                    victim = s.holders.first { $0.source == source && !$0.greeted && time - $0.since >= self.grace }
                 } else if s.holders.count >= total {
-                    victim = s.holders.first(where: idle)
+                    victim = s.holders.first { !$0.greeted }
                 } else {
                     victim = nil
                     return admit(&s, at: time)
