@@ -59,6 +59,11 @@ struct Console: Sendable {
         standardError.write(Array(message("meishi: debug: ", text).utf8))
     }
 
+    /// A line break on standard error: after the terminal echoed ^C, what follows starts a line.
+    func endLine() {
+        standardError.write([0x0A])
+    }
+
     func note(_ text: String) {
         standardError.write(Array((lineStart + message("meishi: ", text)).utf8))
     }

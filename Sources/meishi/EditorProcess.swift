@@ -47,7 +47,7 @@ enum EditorProcess {
         }
         let passedOn = PassedOnSignal()
         let stops = [SIGTERM, SIGHUP].map { number in
-            SignalStop([number]) {
+            SignalStop([number]) { _ in
                 passedOn.value.store(number, ordering: .relaxed)
                 kill(-pid, number)
                 kill(-pid, SIGCONT)

@@ -62,7 +62,7 @@ extension Exchange {
                                  + "(\(used) of \(ExchangeService.TableReport.allowedFailures) failed pairings)")
                     }
                 },
-                stop: { await Self.waitForStop(terminal) }))
+                stop: { await Self.waitForStop(terminal, out) }))
         let failure = Self.failure(report, expect: expect)
         if json {
             tableJSON(report, home: session.home, out, failure: failure)
@@ -92,9 +92,13 @@ extension Exchange {
     /// Returns when the person presses Enter or Ctrl-D (on a terminal), or at Ctrl-C or SIGTERM:
     /// each ends the table as Enter does, with the report of who was stored (as `listen` stops).
     /// Until then, or until cancelled, when the table ends otherwise.
-    static func waitForStop(_ terminal: TerminalIO) async {
+    static func waitForStop(_ terminal: TerminalIO, _ out: Console) async {
         let (pressed, press) = AsyncStream.makeStream(of: Void.self)
-        let signals = SignalStop([SIGINT, SIGTERM]) { press.yield(()) }
+        let signals = SignalStop([SIGINT, SIGTERM]) { signal in
+            // The terminal echoed ^C: the report starts on a line of its own.
+            if signal == SIGINT, terminal.isInteractive { out.endLine() }
+            press.yield(())
+        }
         defer { signals.release() }
         if terminal.isInteractive {
             Thread.detachNewThread {

@@ -122,7 +122,11 @@ struct Listen: MeishiCommand {
                 })
         }
         // Ctrl-C (or SIGTERM) ends the wait like --for does: the summary is still printed.
-        let stop = SignalStop([SIGINT, SIGTERM]) { listening.cancel() }
+        let stop = SignalStop([SIGINT, SIGTERM]) { [terminal = ctx.terminal] signal in
+            // The terminal echoed ^C: the summary starts on a line of its own.
+            if signal == SIGINT, terminal.isInteractive { out.endLine() }
+            listening.cancel()
+        }
         defer { stop.release() }
         // The serving task is unstructured: a cancelled caller (a test running it in-process) must
         // end it as a signal does.
@@ -182,12 +186,13 @@ final class SignalStop: @unchecked Sendable {
     private let sources: [DispatchSourceSignal]
     private let signals: [Int32]
 
-    init(_ signals: [Int32], _ action: @escaping @Sendable () -> Void) {
+    /// `action` hears which signal came.
+    init(_ signals: [Int32], _ action: @escaping @Sendable (Int32) -> Void) {
         self.signals = signals
         sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: action)
+            source.setEventHandler { action(number) }
             source.resume()
             return source
         }

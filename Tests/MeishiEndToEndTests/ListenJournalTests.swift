@@ -302,3 +302,20 @@ import Glibc
         #expect(try store.receivedChanges().count == 1)
     }
 }
+
+/// `meishi listen` on a terminal, as a person runs it.
+@Suite struct ListenTerminalTests {
+    /// Ctrl-C ends `listen` with its summary; the terminal echoes ^C, and the summary used to
+    /// follow it on the same line ("^Cmeishi: stopped: …").
+    @Test(.enabled(if: ExchangePromptTests.script != nil, "skipped: needs script(1)"))
+    func ctrlCPutsTheSummaryOnALineOfItsOwn() throws {
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let host = try ExchangePromptTests.OnTerminal(mei, ["listen", "--port", "0"])
+        defer { if host.process.isRunning { host.process.terminate() } }
+        #expect(host.waitFor("listening for messages from 0 contacts on port [0-9]+") != nil, "\(host.shown)")
+        host.typing.fileHandleForWriting.write(Data("\u{03}".utf8))
+        #expect(host.exited(within: 20), "Ctrl-C did not end listen:\n\(host.shown)")
+        #expect(host.shown.range(of: #"(^|\n)meishi: stopped: 0 stored"#, options: .regularExpression) != nil,
+                "the summary did not start a line after ^C:\n\(host.shown.debugDescription)")
+    }
+}

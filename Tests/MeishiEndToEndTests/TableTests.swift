@@ -263,6 +263,8 @@ extension NamespaceExchangeTests {
         #expect(host.process.terminationStatus == 0, "\(host.shown)")
         let end = String(host.shown.dropFirst(before.count))
         #expect(end.contains("Stored 2 people (met) in "), "\(end)")
+        // After ^C (which the terminal echoes) too, the report starts a line.
+        #expect(end.range(of: #"(^|\n)Stored 2 people"#, options: .regularExpression) != nil, "\(end.debugDescription)")
         #expect(end.range(of: #"#\d+ Person 2 \(z6Mk…"#, options: .regularExpression) != nil
                 && end.range(of: #"#\d+ Person 3 \(z6Mk…"#, options: .regularExpression) != nil, "\(end)")
         // The outsider's address as its pairing came: IPv4, or IPv6 link-local (discovery hears both).
