@@ -119,6 +119,40 @@ import Testing
         #expect(r.stderr.contains("meishi: hint: --relay needs the internet"), "\(r.stderr)")
     }
 
+    /// A mailbox server that accepts the connection and never answers the WebSocket upgrade
+    /// holds the listener (trial9 T6: SIGTERM, Ctrl-C and --for did nothing, only SIGKILL ended
+    /// it). The signal must still end `listen`: within its grace for one, and saying what held it.
+    @Test func aListenerHeldByASilentMailboxServerStillStopsAtASignal() throws {
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        for signals in [[SIGTERM], [SIGINT, SIGINT]] {
+            let (server, port) = Loopback.listen()
+            defer { close(server) }
+            let url = "ws://127.0.0.1:\(port)/v1"
+            let listening = try RelayExchangeTests.launch([CLI.binary, "--home", ken.home, "listen", "--port", "0", "--relay", url])
+            let p = listening.0
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+            // meishi connected: it now waits for an answer that never comes.
+            var ready = pollfd(fd: server, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 60_000) == 1, "listen never connected to \(url)")
+            let connection = accept(server, nil, nil)
+            defer { close(connection) }
+            for s in signals {
+                kill(p.processIdentifier, s)
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            let until = Date().addingTimeInterval(60)
+            while p.isRunning, Date() < until { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(!p.isRunning, "listen still runs 60 s after \(signals)")
+            guard !p.isRunning else { continue }
+            let r = RelayExchangeTests.finish(listening)
+            #expect(r.status == 69, "\(signals): \(r.stderr)")
+            #expect(r.stderr.contains("meishi: error: stopped without ending cleanly: ")
+                    && r.stderr.contains("the listener was still waiting on the mailbox server \(url)"), "\(r.stderr)")
+            #expect(r.stderr.contains(signals.count == 1 ? "5 s after the signal" : "at the second signal"), "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: hint: a mailbox server that accepts connections but never answers does this"), "\(r.stderr)")
+        }
+    }
+
     @Test func relayOptionsOfSendListenAndPushAreChecked() throws {
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         for (args, words) in [(["send", "Mei", "hi", "--relay", "ws://127.0.0.1:1/v1", "--peer", "127.0.0.1"], "does not go with --peer"),
