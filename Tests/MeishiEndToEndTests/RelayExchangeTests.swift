@@ -341,6 +341,9 @@ final class WormholeServers {
         let mei = try CLI.withCard()
         let noCode = try mei.run(["exchange", "--relay", "--yes"])
         #expect(noCode.status == 64 && noCode.stderr.contains("--relay needs --code"), "\(noCode.stderr)")
+        // A table's code is a code, but a table does not meet through the servers (trial9 T12).
+        let table = try mei.run(["exchange", "--table", "7-tulip-anchor", "--relay"])
+        #expect(table.status == 64 && table.stderr.contains("a table (--table) meets on the local network only"), "\(table.stderr)")
         let badURL = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "http://example.org"])
         #expect(badURL.status == 64 && badURL.stderr.contains("ws://HOST[:PORT]/PATH"), "\(badURL.stderr)")
         let badTransit = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--transit", "example.org:4001"])
