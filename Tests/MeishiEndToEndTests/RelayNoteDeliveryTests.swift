@@ -86,6 +86,11 @@ import Testing
         let pushed = try Self.meishi(mei, ["card", "push", "Ken", "--json", "--timeout", "60"] + servers.arguments, in: "rnt1")
         #expect(pushed.status == 0, "\(pushed.stderr)\n\(Self.read(log))")
         #expect(((pushed.json["results"] as? [[String: Any]])?.first?["result"] as? String) == "delivered", "\(pushed.stdout)")
+        // Told as `send` tells it: through the transit relay, not "at" it (trial9 T12).
+        try #require(try mei("card", "set", "org", "Example Labs").status == 0)
+        let told = try Self.meishi(mei, ["card", "push", "Ken", "--timeout", "60"] + servers.arguments, in: "rnt1")
+        #expect(told.status == 0 && told.stdout.hasPrefix("delivered to Ken Sato (#1) through the transit relay \(servers.transitAddress)"),
+                "\(told.stdout)\(told.stderr)")
         // Carol holds Ken's card, but Ken no longer holds hers: nobody answers on her pair's mailbox.
         let stranger = try Self.meishi(carol, ["send", "Ken", "let me in", "--timeout", "10"] + servers.arguments, in: "rnt1")
         #expect(stranger.status == 75, "\(stranger.stderr)")
