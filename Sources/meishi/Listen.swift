@@ -73,7 +73,7 @@ struct Listen: MeishiCommand {
     var notifyText = false
 
     /// How long a listener may take to end after Ctrl-C or SIGTERM before meishi ends without it.
-    static let stopGraceSeconds = 5.0
+    static let stopGraceSeconds = 30.0
 
     func validate() throws {
         if notifyText && notify == false { throw ValidationError("--notify-text shows the text in a notification: drop --no-notify") }

@@ -126,7 +126,8 @@ import Testing
 
     /// A mailbox server that accepts the connection and never answers the WebSocket upgrade
     /// holds the listener (trial9 T6: SIGTERM, Ctrl-C and --for did nothing, only SIGKILL ended
-    /// it). The signal must still end `listen`: within its grace for one, and saying what held it.
+    /// it). The signal must still end `listen`: within its grace (30 s) for one, at once for a second,
+    /// and saying what held it.
     @Test func aListenerHeldByASilentMailboxServerStillStopsAtASignal() throws {
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         for signals in [[SIGTERM], [SIGINT, SIGINT]] {
@@ -145,15 +146,15 @@ import Testing
                 kill(p.processIdentifier, s)
                 Thread.sleep(forTimeInterval: 0.5)
             }
-            let until = Date().addingTimeInterval(60)
+            let until = Date().addingTimeInterval(120)
             while p.isRunning, Date() < until { Thread.sleep(forTimeInterval: 0.1) }
-            #expect(!p.isRunning, "listen still runs 60 s after \(signals)")
+            #expect(!p.isRunning, "listen still runs 120 s after \(signals)")
             guard !p.isRunning else { continue }
             let r = RelayExchangeTests.finish(listening)
             #expect(r.status == 69, "\(signals): \(r.stderr)")
             #expect(r.stderr.contains("meishi: error: stopped without ending cleanly: ")
                     && r.stderr.contains("the listener was still waiting on the mailbox server \(url)"), "\(r.stderr)")
-            #expect(r.stderr.contains(signals.count == 1 ? "5 s after the signal" : "at the second signal"), "\(r.stderr)")
+            #expect(r.stderr.contains(signals.count == 1 ? "30 s after the signal" : "at the second signal"), "\(r.stderr)")
             #expect(r.stderr.contains("meishi: hint: a mailbox server that accepts connections but never answers does this"), "\(r.stderr)")
         }
     }
