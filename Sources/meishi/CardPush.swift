@@ -91,7 +91,7 @@ struct CardPushCommand: MeishiCommand {
         if json {
             out.json(.object(["results": .array(results.map(Self.json))]))
         } else {
-            for r in results { out.line(Self.line(r)) }
+            for r in results { out.line(Self.line(r, relayed: servers != nil)) }
         }
         if !results.contains(where: { if case .delivered = $0.outcome { true } else { false } }) {
             throw ExitCode(ExitStatus.timedOut.rawValue)
@@ -100,10 +100,12 @@ struct CardPushCommand: MeishiCommand {
 
     static func who(_ t: CardPushService.Target) -> String { "\(CardRendering.name(t.contact.name)) (#\(t.contact.id ?? 0))" }
 
-    static func line(_ r: CardPushService.Result) -> String {
-        switch r.outcome {
-        case .delivered(let address): "delivered to \(who(r.target)) at \(address) (\(r.target.level.rawValue))"
-        case .refused(let reason, let address): "refused by \(who(r.target)) at \(address): \(reason.description)"
+    /// A contact's result; `relayed`: it went through the transit relay (`--relay`), as `send` says.
+    static func line(_ r: CardPushService.Result, relayed: Bool) -> String {
+        let by = relayed ? "through" : "at"
+        return switch r.outcome {
+        case .delivered(let address): "delivered to \(who(r.target)) \(by) \(address) (\(r.target.level.rawValue))"
+        case .refused(let reason, let address): "refused by \(who(r.target)) \(by) \(address): \(reason.description)"
         case .notReachable(let why): "not reachable: \(who(r.target)): \(Console.safe(why))"
         }
     }

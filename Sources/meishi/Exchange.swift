@@ -208,7 +208,10 @@ struct Exchange: MeishiCommand {
             case .badShape: throw ValidationError("\(option) must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or \(option) alone for a new one)")
             }
         }
-        if let relay {
+        if relay != nil {
+            if table != nil {
+                throw ValidationError("--relay goes with --code, for two people: a table (--table) meets on the local network only")
+            }
             guard code != nil else {
                 throw ValidationError("--relay needs --code: nothing else authenticates the peer a server hands over (--code alone makes one up)")
             }

@@ -72,6 +72,9 @@ struct Listen: MeishiCommand {
     @Flag(help: "Put the note's text in the notification and the journal line (never a note sent --once).")
     var notifyText = false
 
+    /// How long a listener may take to end after Ctrl-C or SIGTERM before meishi ends without it.
+    static let stopGraceSeconds = 30.0
+
     func validate() throws {
         if notifyText && notify == false { throw ValidationError("--notify-text shows the text in a notification: drop --no-notify") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
@@ -102,6 +105,17 @@ struct Listen: MeishiCommand {
         let showsText = notifyText
         let service = MessageService(home: session.home, clock: ctx.unixClock)
         let (port, duration) = (self.port, self.duration)
+        // Ctrl-C (or SIGTERM) ends the wait like --for does: the summary is still printed. A
+        // listener still running `stopGraceSeconds` after it (or at a second one) is left behind:
+        // a mailbox server that accepts the connection and never answers holds it, and a person's
+        // Ctrl-C or systemd's stop must end the command all the same.
+        let stopping = StopRequest<MessageService.ListenOutcome>(graceSeconds: Self.stopGraceSeconds)
+        let stop = SignalStop([SIGINT, SIGTERM]) { [terminal = ctx.terminal] signal in
+            // The terminal echoed ^C: the summary starts on a line of its own.
+            if signal == SIGINT, terminal.isInteractive { out.endLine() }
+            stopping.ask()
+        }
+        defer { stop.release() }
         let listening = Task {
             try await service.listen(
                 identity: identity, port: port, seconds: duration?.seconds, relay: servers,
@@ -121,16 +135,15 @@ struct Listen: MeishiCommand {
                     if contacts == 0 { out.warn("no contact with a signed card can reach you yet: swap cards with 'meishi exchange' first") }
                 })
         }
-        // Ctrl-C (or SIGTERM) ends the wait like --for does: the summary is still printed.
-        let stop = SignalStop([SIGINT, SIGTERM]) { [terminal = ctx.terminal] signal in
-            // The terminal echoed ^C: the summary starts on a line of its own.
-            if signal == SIGINT, terminal.isInteractive { out.endLine() }
-            listening.cancel()
-        }
-        defer { stop.release() }
         // The serving task is unstructured: a cancelled caller (a test running it in-process) must
         // end it as a signal does.
-        let outcome = try await withTaskCancellationHandler { try await listening.value } onCancel: { listening.cancel() }
+        let ending = await withTaskCancellationHandler { await stopping.watch(listening) } onCancel: { stopping.ask() }
+        let outcome: MessageService.ListenOutcome
+        switch ending {
+        case .ended(let result): outcome = try result.get()
+        case .abandoned(let second):
+            throw MeishiFailure(listenerHeldAfterStop: second ? nil : Self.stopGraceSeconds, relay: servers)
+        }
         notifier?.finish()
         if json {
             out.json(.object([
@@ -178,6 +191,63 @@ struct Listen: MeishiCommand {
         if note.once { return "a note from \(who), to be read once: read it with 'meishi inbox'" }
         if showingText, let text = note.text { return "a note from \(who): \(text)" }
         return "a note from \(who): read it with 'meishi inbox'"
+    }
+}
+
+/// A stop asked for (a signal, or the caller's cancellation) that ends the wait even when what it
+/// stops does not end: the task is cancelled at once, and `watch` gives up on it `graceSeconds`
+/// later, or at a second request.
+final class StopRequest<Success: Sendable>: @unchecked Sendable {
+    enum Ending: Sendable {
+        case ended(Result<Success, any Error>)
+        /// Given up on: `graceSeconds` after the first request, or at a second one.
+        case abandoned(atSecondRequest: Bool)
+    }
+
+    private let lock = NSLock()
+    private let graceSeconds: Double
+    private var requests = 0
+    private var task: Task<Success, any Error>?
+    private var ending: Ending?
+    private var waiting: CheckedContinuation<Ending, Never>?
+
+    init(graceSeconds: Double) { self.graceSeconds = graceSeconds }
+
+    /// Cancels the task; the first request gives it `graceSeconds` to end, a second none.
+    func ask() {
+        let (task, first): (Task<Success, any Error>?, Bool) = lock.withLock {
+            requests += 1
+            return (self.task, requests == 1)
+        }
+        task?.cancel()
+        if first {
+            DispatchQueue.global().asyncAfter(deadline: .now() + graceSeconds) { self.end(.abandoned(atSecondRequest: false)) }
+        } else {
+            end(.abandoned(atSecondRequest: true))
+        }
+    }
+
+    /// The task's result, or `.abandoned` when a stop was asked for and it did not end in time.
+    func watch(_ task: Task<Success, any Error>) async -> Ending {
+        if lock.withLock({ self.task = task; return requests > 0 }) { task.cancel() }
+        Task { self.end(.ended(await task.result)) }
+        return await withCheckedContinuation { continuation in
+            let ended: Ending? = lock.withLock {
+                if ending == nil { waiting = continuation }
+                return ending
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
+    }
+
+    private func end(_ e: Ending) {
+        let continuation: CheckedContinuation<Ending, Never>? = lock.withLock {
+            guard ending == nil else { return nil }
+            ending = e
+            defer { waiting = nil }
+            return waiting
+        }
+        continuation?.resume(returning: e)
     }
 }
 

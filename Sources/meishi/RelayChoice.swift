@@ -10,13 +10,26 @@ enum RelayChoice {
     /// The options' shape, for `validate()` (an empty `relay` is a bare `--relay`).
     static func validate(relay: String?, transit: String?) throws {
         if let relay, !relay.isEmpty, MailboxURL(relay) == nil {
-            throw ValidationError("--relay must be a mailbox server's URL, ws://HOST[:PORT]/PATH, as in \(RelayServers.defaultMailbox)")
+            throw ValidationError("--relay " + notAMailboxURL(relay))
         }
         if let transit {
             guard relay != nil else { throw ValidationError("--transit goes with --relay") }
             if TransitAddress(transit) == nil {
                 throw ValidationError("--transit must be tcp:HOST:PORT, as in \(RelayServers.defaultTransit)")
             }
+        }
+    }
+
+    /// Why `text` is not a mailbox server's URL, after the option or variable that gave it: a
+    /// wss:// or http(s):// URL is named as such (meishi speaks plain ws:// only, as magic-wormhole's
+    /// own defaults do), so a person who copied one knows what to change.
+    static func notAMailboxURL(_ text: String) -> String {
+        let example = "as in \(RelayServers.defaultMailbox)"
+        let scheme = text.prefix { $0 != ":" }.lowercased()
+        switch scheme {
+        case "wss": return "must be a ws:// URL: meishi does not speak TLS (wss://) to a mailbox server; \(example)"
+        case "http", "https": return "must be the mailbox server's WebSocket URL, ws://HOST[:PORT]/PATH, not a web address (\(scheme)://); \(example)"
+        default: return "must be a mailbox server's URL, ws://HOST[:PORT]/PATH, \(example)"
         }
     }
 

@@ -341,8 +341,18 @@ final class WormholeServers {
         let mei = try CLI.withCard()
         let noCode = try mei.run(["exchange", "--relay", "--yes"])
         #expect(noCode.status == 64 && noCode.stderr.contains("--relay needs --code"), "\(noCode.stderr)")
+        // A table's code is a code, but a table does not meet through the servers (trial9 T12).
+        let table = try mei.run(["exchange", "--table", "7-tulip-anchor", "--relay"])
+        #expect(table.status == 64 && table.stderr.contains("a table (--table) meets on the local network only"), "\(table.stderr)")
         let badURL = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "http://example.org"])
         #expect(badURL.status == 64 && badURL.stderr.contains("ws://HOST[:PORT]/PATH"), "\(badURL.stderr)")
+        // A copied wss:// or http(s):// URL is named for what it is (trial9 T12).
+        let tls = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "wss://relay.example/v1"])
+        #expect(tls.status == 64 && tls.stderr.contains("meishi: error: --relay must be a ws:// URL: meishi does not speak TLS (wss://)"),
+                "\(tls.stderr)")
+        #expect(badURL.stderr.contains("not a web address (http://)"), "\(badURL.stderr)")
+        let garbage = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "relay.example:4000"])
+        #expect(garbage.status == 64 && garbage.stderr.contains("--relay must be a mailbox server's URL, ws://HOST[:PORT]/PATH"), "\(garbage.stderr)")
         let badTransit = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--transit", "example.org:4001"])
         #expect(badTransit.status == 64 && badTransit.stderr.contains("--transit must be tcp:HOST:PORT"), "\(badTransit.stderr)")
         let alone = try mei.run(["exchange", "--transit", "tcp:example.org:4001"])

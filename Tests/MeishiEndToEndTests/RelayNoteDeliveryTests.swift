@@ -86,6 +86,11 @@ import Testing
         let pushed = try Self.meishi(mei, ["card", "push", "Ken", "--json", "--timeout", "60"] + servers.arguments, in: "rnt1")
         #expect(pushed.status == 0, "\(pushed.stderr)\n\(Self.read(log))")
         #expect(((pushed.json["results"] as? [[String: Any]])?.first?["result"] as? String) == "delivered", "\(pushed.stdout)")
+        // Told as `send` tells it: through the transit relay, not "at" it (trial9 T12).
+        try #require(try mei("card", "set", "org", "Example Labs").status == 0)
+        let told = try Self.meishi(mei, ["card", "push", "Ken", "--timeout", "60"] + servers.arguments, in: "rnt1")
+        #expect(told.status == 0 && told.stdout.hasPrefix("delivered to Ken Sato (#1) through the transit relay \(servers.transitAddress)"),
+                "\(told.stdout)\(told.stderr)")
         // Carol holds Ken's card, but Ken no longer holds hers: nobody answers on her pair's mailbox.
         let stranger = try Self.meishi(carol, ["send", "Ken", "let me in", "--timeout", "10"] + servers.arguments, in: "rnt1")
         #expect(stranger.status == 75, "\(stranger.stderr)")
@@ -117,6 +122,41 @@ import Testing
         #expect(r.status == 69, "\(r.stderr)")
         #expect(r.stderr.contains("meishi: error: the mailbox server is unreachable"), "\(r.stderr)")
         #expect(r.stderr.contains("meishi: hint: --relay needs the internet"), "\(r.stderr)")
+    }
+
+    /// A mailbox server that accepts the connection and never answers the WebSocket upgrade
+    /// holds the listener (trial9 T6: SIGTERM, Ctrl-C and --for did nothing, only SIGKILL ended
+    /// it). The signal must still end `listen`: within its grace (30 s) for one, at once for a second,
+    /// and saying what held it.
+    @Test func aListenerHeldByASilentMailboxServerStillStopsAtASignal() throws {
+        let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
+        for signals in [[SIGTERM], [SIGINT, SIGINT]] {
+            let (server, port) = Loopback.listen()
+            defer { close(server) }
+            let url = "ws://127.0.0.1:\(port)/v1"
+            let listening = try RelayExchangeTests.launch([CLI.binary, "--home", ken.home, "listen", "--port", "0", "--relay", url])
+            let p = listening.0
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+            // meishi connected: it now waits for an answer that never comes.
+            var ready = pollfd(fd: server, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 60_000) == 1, "listen never connected to \(url)")
+            let connection = accept(server, nil, nil)
+            defer { close(connection) }
+            for s in signals {
+                kill(p.processIdentifier, s)
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            let until = Date().addingTimeInterval(120)
+            while p.isRunning, Date() < until { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(!p.isRunning, "listen still runs 120 s after \(signals)")
+            guard !p.isRunning else { continue }
+            let r = RelayExchangeTests.finish(listening)
+            #expect(r.status == 69, "\(signals): \(r.stderr)")
+            #expect(r.stderr.contains("meishi: error: stopped without ending cleanly: ")
+                    && r.stderr.contains("the listener was still waiting on the mailbox server \(url)"), "\(r.stderr)")
+            #expect(r.stderr.contains(signals.count == 1 ? "30 s after the signal" : "at the second signal"), "\(r.stderr)")
+            #expect(r.stderr.contains("meishi: hint: a mailbox server that accepts connections but never answers does this"), "\(r.stderr)")
+        }
     }
 
     @Test func relayOptionsOfSendListenAndPushAreChecked() throws {

@@ -94,3 +94,16 @@ extension MeishiFailure {
                                               hint: "name contacts ('meishi card push ken'), or swap cards with 'meishi exchange' first",
                                               status: .usage)
 }
+
+/// `listen`.
+extension MeishiFailure {
+    /// A listener that had not ended `seconds` after Ctrl-C or SIGTERM (nil: at a second one), left
+    /// behind: with --relay, a mailbox server that accepts connections and never answers holds it.
+    init(listenerHeldAfterStop seconds: Double?, relay: RelayServers?) {
+        let waitingOn = relay.map { "the mailbox server \($0.mailbox)" } ?? "the network"
+        self.init("stopped without ending cleanly: " + (seconds.map { "\(Int($0)) s after the signal" } ?? "at the second signal")
+                  + " the listener was still waiting on \(waitingOn); the notes received until then are stored",
+                  hint: relay.map { _ in "a mailbox server that accepts connections but never answers does this: check --relay" },
+                  status: .unavailable)
+    }
+}
