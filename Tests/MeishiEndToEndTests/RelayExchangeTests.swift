@@ -264,10 +264,15 @@ final class WormholeServers {
         try #require(before.contains("paired us; running the session"), "\(before)")
         kill(a.0.processIdentifier, SIGSTOP)
         defer { kill(a.0.processIdentifier, SIGCONT) }
+        // B too was paired (the relay's `ok` to B may still be on its way when A has its own): the
+        // relay dies mid-session for both, not before pairing B.
+        let beforeB = Self.read(b.2, until: "paired us; running the session")
+        try #require(beforeB.contains("paired us; running the session"), "\(beforeB)")
         kill(servers.transit.processIdentifier, SIGKILL)
         let started = Date()
-        let rb = Self.finish(b)
+        let finishedB = Self.finish(b)
         let waited = Date().timeIntervalSince(started)
+        let rb = CLI.Result(status: finishedB.status, stdout: finishedB.stdout, stderr: beforeB + finishedB.stderr)
         kill(a.0.processIdentifier, SIGCONT)
         let held = Self.finish(a)
         let ra = CLI.Result(status: held.status, stdout: held.stdout, stderr: before + held.stderr)

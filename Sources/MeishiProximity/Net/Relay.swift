@@ -17,7 +17,7 @@ enum Relay {
         guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
         let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
         // Transit v2: listen for the other side's direct connections and offer where (§5.8).
-        let race = servers.direct ? TransitRace() : nil
+        let race = servers.direct ? TransitRace(onHold: { participant.events(.step(.relayHeld(servers, grace: Relay.directGrace))) }) : nil
         defer { race?.end() }
         var hints: [DirectHint]?
         if let race {
