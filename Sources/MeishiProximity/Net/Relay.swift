@@ -188,7 +188,7 @@ enum Relay {
                     channel.eventLoop.makeCompletedFuture {
                         let handshake = TransitHandshakeHandler(request: TransitHandshake.request(token: token, side: side),
                                                                 paired: channel.eventLoop.makePromise())
-                        try channel.pipeline.syncOperations.addHandler(handshake)
+                        try channel.pipeline.syncOperations.addHandlers(QuickAcks(), handshake)
                         return (try ExchangeTransport.Connection(wrappingChannelSynchronously: channel), handshake.paired.futureResult)
                     }
                 }

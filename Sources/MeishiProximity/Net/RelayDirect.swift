@@ -2,6 +2,10 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Transit v2 (docs/PROTOCOL.md §5.8): the race between direct connections to the other side's
 /// hints, its connections to ours, and the transit relay. Every connection sends its role line
 /// and checks the other's; the dialer (the leader) takes the first that passes and says `go` on it,
@@ -380,6 +384,32 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
+/// Acknowledges at once what comes through the transit relay. The relay (magic-wormhole's, in
+/// Python) does not turn Nagle's algorithm off, so when the other side sends two short lines in a
+/// row (its role line, then `go`) the second waits in the relay until our ACK of the first, which
+/// Linux delays by up to 40 ms when we have nothing to send back. `TCP_QUICKACK` is not sticky:
+/// it is set again after every read.
+final class QuickAcks: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private static let option = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: CInt(TCP_QUICKACK)))
+
+    private func arm(_ context: ChannelHandlerContext) {
+        try? context.channel.syncOptions?.setOption(Self.option, value: 1)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        arm(context)
+        context.fireChannelRead(data)
+    }
+}
+
 extension Relay {
     /// How long the relay waits for a direct connection to open (`TransitRace.relayHeadStart`).
     /// magic-wormhole waits 2 s, which an isolated network pays in full every time; a direct
@@ -457,6 +487,7 @@ extension Relay {
                     channel.eventLoop.makeCompletedFuture { () throws -> Void in
                         // The relay's refusal is noted by the handler; the attempt ends when the connection closes (`register`).
                         let handler = TransitRaceHandler(race: race, relayRequest: relayRequest, relayFailed: relayFailed)
+                        if relayRequest != nil { try channel.pipeline.syncOperations.addHandler(QuickAcks()) }
                         try channel.pipeline.syncOperations.addHandler(handler)
                         let connection = try ExchangeTransport.Connection(wrappingChannelSynchronously: channel)
                         if !race.register(connection, path: path, name: name, inbound: false, outgoing: true) {
