@@ -309,7 +309,7 @@ final class WormholeServers {
     /// The real `wormhole` client sends a text and meishi pairs, on the same mailbox server at the
     /// same time and the same nameplate number, each on its own appid: neither disturbs the other.
     @Test(.enabled(if: WormholeServers.available && FileManager.default.isExecutableFile(atPath: WormholeServers.wormhole),
-                   "skipped: magic-wormhole and its servers are not in .venv (make bench installs them)"))
+                   "skipped: magic-wormhole and its servers are not in .venv (make test installs them)"))
     func wormholeAndMeishiShareTheServersWithoutMeeting() throws {
         let servers = try WormholeServers()
         defer { servers.stop() }
