@@ -273,4 +273,13 @@ final class TransitHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         context.fireErrorCaught(error)
     }
+
+    /// A connection that never opened (the relay refused it) is torn down without `channelInactive`:
+    /// the promise must still be completed (NIO traps on a leaked one in debug builds).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            paired.fail(RelayFailure.transitRefused("it closed the connection before pairing us"))
+        }
+    }
 }
