@@ -66,10 +66,11 @@ demo: release
 # notify-send, dbus-daemon and python3-gi (listen's desktop notifications on a private bus), keyctl
 # (a session whose keyring is denied), Python
 # decoders, the confusables data check and the independent Solidarity signer/checker
-# (cryptography, base58), and magic-wormhole's mailbox server and transit relay (exchange --relay)
-# in .venv.
+# (cryptography, base58), and magic-wormhole's mailbox server, transit relay and client
+# (exchange --relay; the client for the test that shares the servers with it) in .venv.
 TEST_APT := zbar-tools librsvg2-bin iproute2 qrencode khard vim-tiny libnotify-bin dbus-daemon python3-gi keyutils
-TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58 magic-wormhole-mailbox-server magic-wormhole-transit-relay
+WORMHOLE_PY := magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
+TEST_PY  := zxing-cpp opencv-python-headless pillow vobject numpy confusables base58 $(WORMHOLE_PY)
 
 test: deps
 	@scripts/install-deps.sh $(TEST_APT) $(BENCH_APT)
@@ -110,7 +111,7 @@ bench-startup: release
 
 bench-exchange: release
 	@scripts/install-deps.sh hyperfine iproute2
-	@scripts/python-tools.sh magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay
+	@scripts/python-tools.sh $(WORMHOLE_PY)
 	@scripts/bench.sh exchange
 
 # Only the messages part: send -> delivered across namespaces, messages/s through one listen, card push to 20 namespaces.
@@ -140,7 +141,7 @@ check-bench: build
 
 bench: release
 	@scripts/install-deps.sh $(BENCH_APT)
-	@scripts/python-tools.sh $(TEST_PY) segno qrcode magic-wormhole magic-wormhole-mailbox-server magic-wormhole-transit-relay openmined-psi
+	@scripts/python-tools.sh $(TEST_PY) segno qrcode openmined-psi
 	@scripts/bench.sh
 
 # Regenerates man/meishi.1 from the command tree plus man/sections.mdoc.

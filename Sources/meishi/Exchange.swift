@@ -208,10 +208,10 @@ struct Exchange: MeishiCommand {
             case .badShape: throw ValidationError("\(option) must look like 7-tulip-anchor: a number from 1 to 999, '-', then words joined by '-' (or \(option) alone for a new one)")
             }
         }
-        if relay != nil {
-            if table != nil {
-                throw ValidationError("--relay goes with --code, for two people: a table (--table) meets on the local network only")
-            }
+        if relay != nil, table != nil {
+            throw ValidationError("--relay goes with --code: a table (--table) meets on this network only, where everyone at it can be found")
+        }
+        if let relay {
             guard code != nil else {
                 throw ValidationError("--relay needs --code: nothing else authenticates the peer a server hands over (--code alone makes one up)")
             }

@@ -80,6 +80,8 @@ enum ExchangeEvents {
             "the other side (\(side)) is on the mailbox, offering \(hints) direct address(es); racing them against the transit relay \(servers.transit)"
         case .tryingDirect(let address): "trying a direct connection to \(address)"
         case .connectingToTransit(let servers): "connecting to the transit relay \(servers.transit)"
+        case .relayHeld(let servers, let grace):
+            "the transit relay \(servers.transit) paired us, but a direct connection is still proving itself: waiting up to \(Int(grace * 1000)) ms for it"
         case .directPaired(let name, let role): "the session goes through \(name); running it as the \(role == .dialer ? "dialer" : "listener")"
         case .storingCard(let database): "the connection is closed; storing the card in \(database)"
         }

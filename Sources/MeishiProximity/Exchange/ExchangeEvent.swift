@@ -82,6 +82,9 @@ public enum ExchangeStep: Sendable {
     case tryingDirect(String)
     /// `--relay`: dialling the transit relay in the race.
     case connectingToTransit(RelayServers)
+    /// `--relay`: the transit relay paired us first, but a direct connection is open and still
+    /// proving itself: the dialer waits for it up to `grace` seconds before it takes the relay.
+    case relayHeld(RelayServers, grace: Double)
     /// `--relay`: a direct connection (named) carries the session.
     case directPaired(String, role: ExchangeSession.Role)
     /// The application stores the peer's card in `database` now that the connection is closed.

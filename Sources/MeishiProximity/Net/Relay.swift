@@ -17,7 +17,7 @@ enum Relay {
         guard let code = participant.code else { preconditionFailure("--relay needs a code (checked by the caller)") }
         let deadline = ExchangeTransport.now() + Double(timeoutSeconds)
         // Transit v2: listen for the other side's direct connections and offer where (§5.8).
-        let race = servers.direct ? TransitRace() : nil
+        let race = servers.direct ? TransitRace(onHold: { participant.events(.step(.relayHeld(servers, grace: Relay.directGrace))) }) : nil
         defer { race?.end() }
         var hints: [DirectHint]?
         if let race {
@@ -188,7 +188,7 @@ enum Relay {
                     channel.eventLoop.makeCompletedFuture {
                         let handshake = TransitHandshakeHandler(request: TransitHandshake.request(token: token, side: side),
                                                                 paired: channel.eventLoop.makePromise())
-                        try channel.pipeline.syncOperations.addHandler(handshake)
+                        try channel.pipeline.syncOperations.addHandlers(QuickAcks(), handshake)
                         return (try ExchangeTransport.Connection(wrappingChannelSynchronously: channel), handshake.paired.futureResult)
                     }
                 }
@@ -272,5 +272,14 @@ final class TransitHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
             paired.fail(error)
         }
         context.fireErrorCaught(error)
+    }
+
+    /// A connection that never opened (the relay refused it) is torn down without `channelInactive`:
+    /// the promise must still be completed (NIO traps on a leaked one in debug builds).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            paired.fail(RelayFailure.transitRefused("it closed the connection before pairing us"))
+        }
     }
 }

@@ -2,10 +2,17 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Transit v2 (docs/PROTOCOL.md §5.8): the race between direct connections to the other side's
 /// hints, its connections to ours, and the transit relay. Every connection sends its role line
 /// and checks the other's; the dialer (the leader) takes the first that passes and says `go` on it,
 /// `nevermind` on later ones; the listener takes the one `go` arrives on. The rest are closed.
+/// A direct connection that is open but has not finished its role lines yet holds the relay back
+/// (not dialled, or at the dialer not chosen) for up to `directGrace`: on a LAN it is about to
+/// win, and the session should not go round through a server.
 final class TransitRace: Sendable {
     /// What the connections check, known once the other side's nonce is in.
     struct Terms: Sendable {
@@ -32,7 +39,32 @@ final class TransitRace: Sendable {
         var relayStarted = false
         var relayFailure: RelayFailure?
         var listener: Channel?
+        /// Direct connections open (connected or accepted) and not closed: while there are some and
+        /// none carries the session, the relay waits.
+        var proving: Set<ObjectIdentifier> = []
+        /// At the dialer: the relay's connection, whose role line checked while a direct
+        /// connection was still proving itself; released when none is left or the grace is over.
+        var held: Channel?
     }
+
+    /// How long the relay waits before it is dialled while direct attempts are in progress and
+    /// none has connected: on a LAN a direct connection is open within a few milliseconds.
+    let relayHeadStart: Double
+    /// How long a direct connection that is open but still proving itself holds the relay back.
+    let directGrace: Double
+
+    /// What `offer` decided for a connection whose role line checked at the dialer.
+    enum Offer: Equatable {
+        /// It carries the session: send `go`.
+        case won
+        /// Another one does, or the race is over: send `nevermind`.
+        case lost
+        /// The relay waits for a direct connection still proving itself (`Release` comes later).
+        case held
+    }
+
+    /// Fired into the held relay connection when it may claim the session after all.
+    struct Release: Sendable {}
 
     /// Connections the other side may open to our hints.
     static let maximumInbound = 8
@@ -40,11 +72,20 @@ final class TransitRace: Sendable {
     let winners: AsyncStream<Entry>
     private let announce: AsyncStream<Entry>.Continuation
 
-    init() {
+    /// Told when the relay's connection is held for a direct one (`--verbose`).
+    private let onHold: @Sendable () -> Void
+
+    init(relayHeadStart: Double = Relay.relayHeadStart, directGrace: Double = Relay.directGrace, onHold: @escaping @Sendable () -> Void = {}) {
+        self.relayHeadStart = relayHeadStart
+        self.directGrace = directGrace
+        self.onHold = onHold
         (winners, announce) = AsyncStream.makeStream(of: Entry.self)
     }
 
     var terms: Terms? { state.withLockedValue { $0.terms } }
+
+    /// The port the other side's direct connections come to, once listening.
+    var listeningPort: Int? { state.withLockedValue { $0.listener?.localAddress?.port } }
 
     /// The other side is known: connections waiting for the terms go on.
     func begin(token: String, dialer: Bool) {
@@ -110,10 +151,61 @@ final class TransitRace: Sendable {
         state.withLockedValue { $0.relayFailure = failure }
     }
 
-    /// Outgoing direct attempts still in progress (the relay is tried early once there are none).
-    var directAlive: Int { state.withLockedValue { $0.relayStarted ? 0 : $0.alive } }
+    /// Whether the relay is still held back, `elapsed` seconds into the race: while a direct
+    /// connection is open and proving itself (up to `directGrace`); before any is open, for
+    /// `relayHeadStart` while direct attempts are in progress or the other side may dial ours.
+    func relayWaits(elapsed: Double, othersMayDial: Bool) -> Bool {
+        state.withLockedValue { s in
+            if !s.proving.isEmpty { return elapsed < directGrace }
+            return elapsed < relayHeadStart && (s.alive > 0 || othersMayDial)
+        }
+    }
+
+    /// A direct connection is open (dialled and connected, or accepted): it holds the relay back
+    /// until it closes or the race is won.
+    func directOpened(_ channel: Channel) {
+        let id = ObjectIdentifier(channel)
+        let added = state.withLockedValue { s in !s.over && s.chosen == nil && s.proving.insert(id).inserted }
+        guard added else { return }
+        channel.closeFuture.whenComplete { _ in
+            let release = self.state.withLockedValue { s -> Channel? in
+                s.proving.remove(id)
+                return s.proving.isEmpty && s.chosen == nil ? s.held : nil
+            }
+            release?.pipeline.fireUserInboundEventTriggered(Release())
+        }
+    }
     var isOver: Bool { state.withLockedValue { $0.over || $0.chosen != nil } }
     var relayFailure: RelayFailure? { state.withLockedValue { $0.relayFailure } }
+
+    /// At the dialer: `channel`'s role line checked. A direct connection takes the session at once;
+    /// the relay's does unless a direct connection is still proving itself, when it is held until
+    /// none is left or `directGrace` is over (then `Release` is fired into it and it claims).
+    func offer(_ channel: Channel) -> Offer {
+        let id = ObjectIdentifier(channel)
+        let decided = state.withLockedValue { s -> (Offer, Entry?) in
+            guard !s.over, s.chosen == nil, let entry = s.entries[id] else { return (.lost, nil) }
+            if entry.path == .relay, !s.proving.isEmpty {
+                s.held = channel
+                return (.held, nil)
+            }
+            s.chosen = id
+            return (.won, entry)
+        }
+        switch decided {
+        case (.won, let entry?):
+            announce.yield(entry)
+            announce.finish()
+        case (.held, _):
+            onHold()
+            channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(directGrace * 1e9))) {
+                channel.pipeline.fireUserInboundEventTriggered(Release())
+            }
+        default:
+            break
+        }
+        return decided.0
+    }
 
     /// The first connection to claim the session takes it; false for every later one.
     func claim(_ channel: Channel) -> Bool {
@@ -161,7 +253,7 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Fired into every connection of the race when the terms are known.
     struct TermsKnown: Sendable {}
 
-    private enum Step { case relayAnswer, role, go, done }
+    private enum Step { case relayAnswer, role, go, held, done }
     private static let maximumLine = 160
     private static let go = Array("go\n".utf8), nevermind = Array("nevermind\n".utf8)
 
@@ -193,7 +285,11 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func start(_ context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
-        if let relayRequest { context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: relayRequest)), promise: nil) }
+        if let relayRequest {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: relayRequest)), promise: nil)
+        } else {
+            race.directOpened(context.channel)
+        }
         advance(context)
     }
 
@@ -204,7 +300,21 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is TermsKnown { advance(context) } else { context.fireUserInboundEventTriggered(event) }
+        if event is TermsKnown {
+            advance(context)
+        } else if event is TransitRace.Release {
+            // The relay was held for a direct connection that has closed or not finished in time.
+            guard step == .held else { return }
+            if race.claim(context.channel) {
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Self.go)), promise: nil)
+                finish(context)
+            } else {
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Self.nevermind)), promise: nil)
+                refuse(context, nil)
+            }
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -235,19 +345,25 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 step = .role
             case .role:
                 guard let terms = race.terms, line == terms.peer else { return refuse(context, nil) }
-                if !terms.dialer {
+                guard terms.dialer else {
                     step = .go
-                } else if race.claim(context.channel) {
+                    continue
+                }
+                switch race.offer(context.channel) {
+                case .won:
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Self.go)), promise: nil)
                     return finish(context)
-                } else {
+                case .lost:
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Self.nevermind)), promise: nil)
                     return refuse(context, nil)
+                case .held:
+                    step = .held
+                    return
                 }
             case .go:
                 guard line == Self.go, race.claim(context.channel) else { return refuse(context, nil) }
                 return finish(context)
-            case .done:
+            case .held, .done:
                 return
             }
         }
@@ -268,9 +384,41 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
+/// Acknowledges at once what comes through the transit relay. The relay (magic-wormhole's, in
+/// Python) does not turn Nagle's algorithm off, so when the other side sends two short lines in a
+/// row (its role line, then `go`) the second waits in the relay until our ACK of the first, which
+/// Linux delays by up to 40 ms when we have nothing to send back. `TCP_QUICKACK` is not sticky:
+/// it is set again after every read.
+final class QuickAcks: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private static let option = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: CInt(TCP_QUICKACK)))
+
+    private func arm(_ context: ChannelHandlerContext) {
+        try? context.channel.syncOptions?.setOption(Self.option, value: 1)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        arm(context)
+        context.fireChannelRead(data)
+    }
+}
+
 extension Relay {
-    /// How long the relay waits while direct attempts are in progress (magic-wormhole waits 2 s).
-    static let relayDelay = 1.0
+    /// How long the relay waits for a direct connection to open (`TransitRace.relayHeadStart`).
+    /// magic-wormhole waits 2 s, which an isolated network pays in full every time; a direct
+    /// connection on a LAN opens within a few milliseconds, so 0.1 s keeps the relay out of
+    /// LAN exchanges at a tenth of the cost.
+    static let relayHeadStart = 0.1
+    /// How long an open direct connection still proving itself holds the relay back
+    /// (`TransitRace.directGrace`): the other side starts its race up to a mailbox round trip later.
+    static let directGrace = 1.0
 
     /// Listens for the other side's direct connections on every IPv4 address; the hints to offer
     /// (this machine's IPv4 addresses but loopback, at most `MailboxSession.maximumHints`).
@@ -294,8 +442,9 @@ extension Relay {
     }
 
     /// Runs the race once both sides' hints and nonces are in: direct attempts to the other side's
-    /// hints at once, the relay after `relayDelay` (or once every direct attempt failed); the
-    /// first connection chosen carries the session. Ends the race either way.
+    /// hints at once, the relay once no direct connection opened within the race's head start (at
+    /// once when there is nothing direct to wait for) or the direct ones opened did not finish
+    /// within its grace; the first connection chosen carries the session. Ends the race either way.
     static func race(_ race: TransitRace, mailbox: MailboxSession, token: String, dialer: Bool, servers: RelayServers,
                      until deadline: Double, participant: ExchangeParticipant) async throws(ExchangeFailure) -> TransitRace.Entry {
         defer { race.end() }
@@ -306,10 +455,11 @@ extension Relay {
             race.attemptStarted(relay: false)
             Task { await dial(hint.host, hint.port, race: race, path: .direct, name: "the direct connection to \(hint)", timeout: timeLeft()) }
         }
+        let othersMayDial = !(mailbox.hints ?? []).isEmpty
         let relay = Task {
             let start = ExchangeTransport.now()
-            while ExchangeTransport.now() < start + relayDelay, race.directAlive > 0, !race.isOver {
-                try? await Task.sleep(for: .milliseconds(50))
+            while !race.isOver, race.relayWaits(elapsed: ExchangeTransport.now() - start, othersMayDial: othersMayDial) {
+                try? await Task.sleep(for: .milliseconds(5))
             }
             guard !race.isOver else { return }
             participant.events(.step(.connectingToTransit(servers)))
@@ -337,6 +487,7 @@ extension Relay {
                     channel.eventLoop.makeCompletedFuture { () throws -> Void in
                         // The relay's refusal is noted by the handler; the attempt ends when the connection closes (`register`).
                         let handler = TransitRaceHandler(race: race, relayRequest: relayRequest, relayFailed: relayFailed)
+                        if relayRequest != nil { try channel.pipeline.syncOperations.addHandler(QuickAcks()) }
                         try channel.pipeline.syncOperations.addHandler(handler)
                         let connection = try ExchangeTransport.Connection(wrappingChannelSynchronously: channel)
                         if !race.register(connection, path: path, name: name, inbound: false, outgoing: true) {
