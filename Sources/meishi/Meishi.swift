@@ -28,10 +28,22 @@ struct Meishi: ParsableCommand {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let ctx = Context.live()
-        if case .finished(let status) = start(arguments: arguments, in: ctx) { Foundation.exit(status) }
-        // The command needs Swift concurrency: parse again inside a task (cheap next to its network work).
-        Task { Foundation.exit(await run(arguments: arguments, in: ctx)) }
-        dispatchMain()
+        switch start(arguments: arguments, in: ctx) {
+        case .finished(let status):
+            Foundation.exit(status)
+        case .needsConcurrency(let command):
+            // The command as parsed, not parsed again in the task: parsing `exchange` takes
+            // milliseconds (the argument parser reflects on every option), a pairing's own budget.
+            let parsed = Parsed(command: command)
+            Task { Foundation.exit(await finish(parsed.command, arguments, ctx)) }
+            dispatchMain()
+        }
+    }
+
+    /// A parsed command handed once from the main thread to the task that runs it, and used by
+    /// that task alone.
+    struct Parsed: @unchecked Sendable {
+        let command: any MeishiCommand
     }
 
     /// The subcommand names at the start of `arguments` ("card", "set"), for help hints.
@@ -149,12 +161,17 @@ struct Meishi: ParsableCommand {
         case .finished(let status):
             return status
         case .needsConcurrency(let command):
-            do {
-                try await command.run(ctx)
-                return 0
-            } catch {
-                return status(for: error, arguments, ctx)
-            }
+            return await finish(command, arguments, ctx)
+        }
+    }
+
+    /// Runs a parsed command that awaits; its exit status, after printing what it threw.
+    static func finish(_ command: any MeishiCommand, _ arguments: [String], _ ctx: Context) async -> Int32 {
+        do {
+            try await command.run(ctx)
+            return 0
+        } catch {
+            return status(for: error, arguments, ctx)
         }
     }
 

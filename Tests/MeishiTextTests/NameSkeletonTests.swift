@@ -43,4 +43,16 @@ import Testing
             #expect(NameSkeleton.asTyped(s) == typed, "\(s.debugDescription)")
         }
     }
+
+    /// The ASCII table is read from the first lines of the confusables table alone: it must be
+    /// what the whole table says of every ASCII code point (the generator sorts the table).
+    @Test func theASCIITableIsTheWholeTablesASCIIPart() {
+        for b in 0..<128 {
+            let whole: [UInt8]?? = NameSkeleton.prototypes[UInt32(b)].map { p in p.allSatisfy(\.isASCII) ? p.map { UInt8($0.value) } : nil }
+            #expect(NameSkeleton.asciiPrototypes[b] == whole, "byte \(b)")
+        }
+        let sources = NameSkeleton.mappings(below: .max).map(\.source)
+        #expect(sources.count == 6311 && sources == sources.sorted() && Set(sources).count == sources.count)
+        #expect(NameSkeleton.mappings(below: 0x80).map(\.source) == sources.filter { $0 < 0x80 })
+    }
 }
