@@ -86,7 +86,7 @@ struct CardPushCommand: MeishiCommand {
         let results = try await CardPushService.push(
             card, to: targets, identity: identity, store: store, peer: peer.flatMap(MessagePort.split).map { (host: $0.0, port: $0.1) },
             relay: servers, rotation: rotation, timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
-            log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } })
+            steps: { [global] step in if global.verbose { spinner.interrupt { out.note(NoteEvents.describe(step)) } } })
         spinner.stop()
         if json {
             out.json(.object(["results": .array(results.map(Self.json))]))
@@ -102,9 +102,11 @@ struct CardPushCommand: MeishiCommand {
 
     static func line(_ r: CardPushService.Result) -> String {
         switch r.outcome {
-        case .delivered(let address): "delivered to \(who(r.target)) at \(address) (\(r.target.level.rawValue))"
-        case .refused(let reason, let address): "refused by \(who(r.target)) at \(address): \(reason.description)"
-        case .notReachable(let why): "not reachable: \(who(r.target)): \(Console.safe(why))"
+        case .delivered(let address): "delivered to \(who(r.target)) at \(NoteWording.describe(address)) (\(r.target.level.rawValue))"
+        case .refused(let reason, let address):
+            "refused by \(who(r.target)) at \(NoteWording.describe(address)): \(NoteWording.describe(reason))"
+        case .notReachable(let why): "not reachable: \(who(r.target)): \(Console.safe(NoteWording.describe(why)))"
+        case .unusableKey(let error): "not reachable: \(who(r.target)): \(Console.safe("\(error)"))"
         }
     }
 
@@ -114,14 +116,17 @@ struct CardPushCommand: MeishiCommand {
         switch r.outcome {
         case .delivered(let address):
             obj["result"] = .string("delivered")
-            obj["peer"] = .string(address)
+            obj["peer"] = .string(NoteWording.describe(address))
         case .refused(let reason, let address):
             obj["result"] = .string("refused")
-            obj["reason"] = .string(reason.description)
-            obj["peer"] = .string(address)
+            obj["reason"] = .string(NoteWording.describe(reason))
+            obj["peer"] = .string(NoteWording.describe(address))
         case .notReachable(let why):
             obj["result"] = .string("not reachable")
-            obj["reason"] = .string(why)
+            obj["reason"] = .string(NoteWording.describe(why))
+        case .unusableKey(let error):
+            obj["result"] = .string("not reachable")
+            obj["reason"] = .string("\(error)")
         }
         return .object(obj)
     }

@@ -33,4 +33,36 @@ import MeishiProximity
         // The port is the command's to show (its spinner, the line to run on the other machine).
         #expect(ExchangeEvents.line(.listening(port: 47823)) == nil && ExchangeEvents.line(.waitingOnMailbox) == nil)
     }
+
+    /// Why an interface is left out (`--verbose`), worded here since issue 23: the words the
+    /// rules' tests asserted when MeishiProximity composed them.
+    @Test func interfacesLeftOutReadAsTheyDid() {
+        let words: [InterfaceExclusion: String] = [
+            .loopback: "loopback",
+            .pointToPoint: "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)",
+            .tunOrTap: "a tun/tap device (a VPN or a virtual machine's link)",
+            .noBroadcast: "no broadcast (not a LAN)",
+            .portOfBridgeOrBond: "a port of a bridge or bond (its master carries the traffic)",
+            .bridgeWithoutPhysicalPort: "a bridge without a physical port (Docker, libvirt, containers)",
+        ]
+        for reason in InterfaceExclusion.allCases { #expect(ExchangeEvents.describe(reason) == words[reason]) }
+        let line = ExchangeEvents.line(.step(.notAnnouncing(interface: "docker0", reason: .bridgeWithoutPhysicalPort)))
+        #expect(line?.text == "not announcing on docker0: a bridge without a physical port (Docker, libvirt, containers); --interface docker0 would use it")
+        #expect(line?.step == true)
+    }
+
+    /// The key-rotation phase's problem and a socket's failure are values worded here (issue 23),
+    /// as they read when MeishiProximity composed them.
+    @Test func rotationProblemsAndSocketFailuresReadAsTheyDid() {
+        let words: [(RotationPhase.Problem, String)] = [
+            (.unexpectedMessage(type: 0x71), "unexpected message 113"),
+            (.notEndingAtPeersCard, "the statements do not end at the peer's card"),
+            (.didNotVerify(.badOldSignature), "the statements did not verify (badOldSignature)"),
+        ]
+        for (problem, expected) in words { #expect(ExchangeEvents.describe(problem) == expected) }
+        // The interruption as Swift prints it, as before (its own wording is left for later).
+        #expect(ExchangeEvents.describe(RotationPhase.Problem.brokeOff(.connectionLost(.closed(waiting: .card)))).hasPrefix("broke off (connectionLost("))
+        #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.reset))) == "connection lost (the other side reset the connection)")
+        #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.other("Broken pipe")))) == "connection lost (Broken pipe)")
+    }
 }

@@ -64,30 +64,6 @@ extension MeishiFailure {
                   hint: "make a new code with 'meishi exchange --table' and read it out", status: .usage)
     }
 
-    /// `--relay`: the mailbox server or the transit relay.
-    init(relay r: RelayFailure, text: String) {
-        switch r {
-        case .mailboxUnreachable:
-            self.init(text, hint: "--relay needs the internet, or a mailbox server given as --relay ws://HOST:PORT/v1", status: .unavailable)
-        case .notAMailbox, .refusedByMailbox, .mailboxLost:
-            self.init(text + "; nothing was stored", hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)",
-                      status: .unavailable)
-        case .nameplateTaken:
-            self.init(text + "; nothing was stored", hint: "make a new code with 'meishi exchange --code --relay' and read it out again",
-                      status: .protocolError)
-        case .peerNeverCame:
-            self.init(text + "; nothing was stored",
-                      hint: "run 'meishi exchange --code CODE --relay' with the same code and servers on the other machine within --timeout",
-                      status: .timedOut)
-        case .peerNotMeishi:
-            self.init(text + "; nothing was stored", hint: "make a new code and run both sides again", status: .protocolError)
-        case .transitUnreachable, .transitRefused:
-            self.init(text + "; nothing was stored", hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
-        case .sessionLost:
-            self.init(text + "; nothing was stored", hint: "the relay or the network dropped the session: run both sides again", status: .unavailable)
-        }
-    }
-
     /// `--peer HOST:PORT` whose port is a number but not a port.
     static func peerPortOutOfRange(_ port: Int) -> String {
         port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
@@ -116,7 +92,7 @@ enum ExchangeWording {
         case .unanswered: "timed out waiting for your answer"
         case .connectionLost(let loss): "connection lost " + describe(loss)
         case .io(let problem): describe(problem)
-        case .relay(let r): describe(r)
+        case .relay(let r): RelayWording.describe(r)
         case .ownCard: "that is your own card (another meishi of yours at this table); not stored"
         }
     }
@@ -158,6 +134,9 @@ enum ExchangeWording {
         case .cannotListInterfaces(let error): "cannot list network interfaces: \(error)"
         case .cannotJoinGroup(let group, let port, let error): "cannot join the multicast group \(group):\(port): \(error)"
         case .cannotJoinIPv6Group(let error): "cannot join the IPv6 multicast group: \(error)"
+        case .cannotListenUDP(let port, let error): "cannot listen on UDP port \(port): \(error)"
+        case .cannotSendToGroup(let group, let port, let error): "cannot send to the multicast group \(group):\(port): \(error)"
+        case .other(let error): error
         }
     }
 
@@ -166,7 +145,15 @@ enum ExchangeWording {
         switch loss {
         case .closed(let step): "before \(describe(step))"
         case .timedOut(let step): "(timed out waiting for \(describe(step)))"
-        case .failed(let why): "(\(why))"
+        case .failed(let problem): "(\(describe(problem)))"
+        }
+    }
+
+    /// How a socket failed.
+    static func describe(_ p: SocketProblem) -> String {
+        switch p {
+        case .reset: "the other side reset the connection"
+        case .other(let error): error
         }
     }
 
@@ -179,12 +166,6 @@ enum ExchangeWording {
         case .acknowledgement: "the peer's acknowledgement"
         case .phase(let name): "the peer's \(name)"
         }
-    }
-
-    /// The mailbox server or the transit relay (`--relay`).
-    static func describe(_ r: RelayFailure) -> String {
-        if case .sessionLost(let path, let loss) = r { return "lost \(path) " + describe(loss) }
-        return r.description
     }
 
     /// A protocol failure of the session.
