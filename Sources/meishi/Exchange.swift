@@ -442,7 +442,7 @@ struct Exchange: MeishiCommand {
             out.line(FriendsWording.list(report.friends))
             out.note("common friends compared by \(mode.rawValue) (the other side's set: \(peerSetSize) element\(peerSetSize == 1 ? "" : "s"))")
         case .skipped(let why): out.line("Common friends: " + FriendsWording.skipped(why))
-        case .failed(let e): out.line("Common friends: " + FriendsWording.failed(e))
+        case .failed(let e): out.line("Common friends: " + Console.safe(FriendsWording.failed(e)))
         }
     }
 
@@ -476,7 +476,7 @@ enum MessageWording {
         case .refused(let reason)?: out.line("A message from \(peer) was refused: \(NoteWording.describe(reason))")
         case nil: break
         }
-        if let failure = m.failure { out.line("Messages: \(describe(failure)); the card exchange itself completed") }
+        if let failure = m.failure { out.line("Messages: \(Console.safe(describe(failure))); the card exchange itself completed") }
     }
 
     static func describe(_ f: ExchangeMessageFailure) -> String {

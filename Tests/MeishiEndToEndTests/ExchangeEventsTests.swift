@@ -1,4 +1,5 @@
 import Testing
+import MeishiCard
 import MeishiProximity
 @testable import meishi
 
@@ -64,5 +65,29 @@ import MeishiProximity
         #expect(ExchangeEvents.describe(RotationPhase.Problem.brokeOff(.connectionLost(.closed(waiting: .card)))).hasPrefix("broke off (connectionLost("))
         #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.reset))) == "connection lost (the other side reset the connection)")
         #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.other("Broken pipe")))) == "connection lost (Broken pipe)")
+    }
+
+    /// The exchange follows the rule of every other command (trial 7, F20): a failure quotes the
+    /// peer's text as it came, `--json` escapes it as JSON (`\u001b`), the terminal as `\u{1B}`.
+    /// Its words escaped the text when composed, so its JSON errors held `\u{1B}` (note8, issue 23).
+    @Test func exchangeFailuresCarryPeerTextRawToJSONAndEscapedToTheTerminal() {
+        let evil = "no\u{1B}[2J thanks"
+        let failures: [ExchangeFailure] = [
+            .protocolFailure(.rejectedByPeer(evil)), .protocolFailure(.invalidCard(.malformed("unknown member \"\(evil)\""))),
+            .unknownHost(evil), .noSuchInterface(evil, available: ["lo"]),
+        ]
+        for f in failures {
+            let failure = MeishiFailure(f)
+            #expect(failure.message.contains(evil), "\(failure.message)")
+            let json = JSONText.pretty(failure.jsonDocument)
+            #expect(json.contains("no\\u001b[2J thanks") && !json.contains("\\u{"), "\(json)")
+            let recorder = Recorder()
+            Console(standardOutput: Sink { recorder.appendOut($0) }, standardError: Sink { recorder.appendErr($0) }).report(failure)
+            #expect(recorder.stderr.contains("no\\u{1B}[2J thanks") && PeerTextEndToEndTests.raw(recorder.stderr).isEmpty, "\(recorder.stderr)")
+        }
+        // A comparison the peer aborted: raw in its JSON reason, escaped in the line under the card.
+        let aborted = FriendsWording.failed(.abortedByPeer(evil + "\nforged line"))
+        #expect(aborted.contains(evil))
+        #expect(!Console.safe(aborted).contains("\n") && PeerTextEndToEndTests.raw(Console.safe(aborted)).isEmpty)
     }
 }

@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiProximity
-import MeishiText
 
 /// `exchange`.
 extension MeishiFailure {
@@ -73,17 +72,19 @@ extension MeishiFailure {
 
 /// The words of the exchange's typed failures that the library leaves to the executable. (What
 /// the peer is told is `wireReason`, fixed by docs/PROTOCOL.md; these are for the person here.)
+/// Peer text is quoted as it came, as in every other command's failures: `Console` escapes it
+/// for a terminal (a line inside a block passes `Console.safe`), `--json` through `JSONText`.
 enum ExchangeWording {
     /// Why an exchange did not finish.
     static func describe(_ f: ExchangeFailure) -> String {
         switch f {
         case .ambiguous(let peers): "\(peers.count) peers are announcing: "
-            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+            + peers.map { "\($0.host) (\($0.announcement.alias ?? "no alias"))" }.joined(separator: ", ")
         case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
-        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
+        case .noSuchInterface(let name, _): "there is no network interface named \(name)"
         case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
         case .addressInUse(let port): "port \(port) is already in use on this machine"
-        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
+        case .unknownHost(let host): "cannot find the host \(host)"
         case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
         case .timedOut(let t): "timed out: " + describe(t)
         case .unreachable(let u): describe(u)
@@ -180,10 +181,9 @@ enum ExchangeWording {
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
         case .declinedByPeer: "the other person said the codes differ"
         case .peerDidNotAnswer: "the other person did not answer"
-        // Escaped here, not only by Console: a table's report puts this in a block of lines (`out.line`).
-        case .invalidCard(let e): "the peer's card is invalid: \(TerminalText.sanitized(e.reason))"
+        case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
-        case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
+        case .rejectedByPeer(let why): "the peer refused our card: \(why)"
         case .codesDoNotMatch: "the codes do not match"
         case .codeExpected: "the other side did not use --code (both sides need the same code)"
         case .codeNotExpected: "the other side used --code; use the same --code here"
@@ -199,7 +199,7 @@ enum ExchangeWording {
         case .refused(.wrongCount(let expected, let actual)): "the peer's list holds \(actual) items where it announced \(expected)"
         case .refused(.commitmentMismatch): "the peer's returned list does not match its commitment"
         case .refused(.proofInvalid): "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
-        case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
+        case .abortedByPeer(let why): "the peer stopped: \(why)"
         case .connection(let loss): describe(.connectionLost(loss))
         }
     }
