@@ -17,7 +17,7 @@ enum NoteEvents {
         switch event {
         case .summarised(let failure, let untold):
             describe(failure) + (untold > 0 ? " (and \(untold) more \(counting(failure)))" : "")
-        case .refused(let from, let why): "refused a message from \(from): \(describe(why))"
+        case .refused(let from, let why): "refused a message from \(sender(from)): \(describe(why))"
         case .probesNotAnswered(let failure, let seconds, let port):
             "not answering probes yet (\(NoteWording.describe(failure))): trying again every \(seconds) s; "
                 + "meanwhile senders need --peer HOST:\(port)"
@@ -31,14 +31,17 @@ enum NoteEvents {
 
     private static func describe(_ failure: ListenerEvent.Summarised) -> String {
         switch failure {
-        case .refused(let from, let why): "refused a message from \(from): \(describe(why))"
-        case .cutIdle(let from): "cut a connection from \(from): it had sent no hello while others waited"
+        case .refused(let from, let why): "refused a message from \(sender(from)): \(describe(why))"
+        case .cutIdle(let from): "cut a connection from \(sender(from)): it had sent no hello while others waited"
         case .probeIgnored(let from, .tooMany(let perSecond)): "ignored probes from \(from): more than \(perSecond) a second"
         case .probeIgnored(let from, .replayed): "ignored a replayed probe from \(from)"
         case .probeIgnored(let from, .unanswerable(let error)): "could not answer a probe from \(from): \(error)"
         case .mailboxLost(let failure, let seconds): "the mailbox server: \(NoteWording.describe(failure)); trying again every \(seconds) s"
         }
     }
+
+    /// A sender by its address; a connection already gone has none.
+    private static func sender(_ address: String?) -> String { address ?? "a sender whose address is gone" }
 
     /// What "(and N more …)" counts.
     private static func counting(_ failure: ListenerEvent.Summarised) -> String {

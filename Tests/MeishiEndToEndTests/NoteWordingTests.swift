@@ -92,6 +92,8 @@ import MeishiProximity
             (.refused(from: "10.0.0.2", .protocolViolation(.frameTooLarge(70000))),
              "refused a message from 10.0.0.2: " + ExchangeError.frameTooLarge(70000).wireReason),
             (.refused(from: "10.0.0.2", .connectionLost(error: "EOF")), "refused a message from 10.0.0.2: connection lost (EOF)"),
+            (.refused(from: nil, .noMessage), "refused a message from a sender whose address is gone: no message after the handshake"),
+            (.summarised(.cutIdle(from: nil), untold: 0), "cut a connection from a sender whose address is gone: it had sent no hello while others waited"),
             (.summarised(.refused(from: "10.0.0.3", .message(.unknownSender)), untold: 0), "refused a message from 10.0.0.3: unknown sender"),
             (.summarised(.refused(from: "10.0.0.3", .notAHello), untold: 4),
              "refused a message from 10.0.0.3: not a message hello (and 4 more failed connections)"),

@@ -1,12 +1,13 @@
 /// What a note listener (`meishi listen`) tells as it serves, as a value: the application words
 /// each one (the `meishi` executable in Sources/meishi/NoteEvents.swift); no sentence is composed
-/// here. Nothing a peer sent is in an event beyond its address.
+/// here. Nothing a peer sent is in an event beyond its address (`from`; nil when the connection
+/// was already gone and had none).
 public enum ListenerEvent: Sendable, Equatable {
     /// A failure told at most a few times a second (a stranger's connections, probes, lost
     /// mailboxes): `untold` counts those of its kind left untold since the last.
     case summarised(Summarised, untold: Int)
     /// A contact's connection (past a hello with its tag) was refused, and why.
-    case refused(from: String, ListenerRefusal)
+    case refused(from: String?, ListenerRefusal)
     /// Probes cannot be answered yet (the failure): tried again every `retrySeconds`; meanwhile
     /// senders need `--peer HOST:tcpPort`.
     case probesNotAnswered(MessageDeliveryFailure, retrySeconds: Int64, tcpPort: Int)
@@ -24,9 +25,9 @@ public enum ListenerEvent: Sendable, Equatable {
     /// The failures told at most a few times a second.
     public enum Summarised: Sendable, Equatable {
         /// A connection that never sent a hello with a known tag was refused.
-        case refused(from: String, ListenerRefusal)
+        case refused(from: String?, ListenerRefusal)
         /// An idle connection was cut: it had sent no hello while others waited.
-        case cutIdle(from: String)
+        case cutIdle(from: String?)
         /// A recognised probe from `from` was not answered.
         case probeIgnored(from: String, IgnoredProbe)
         /// `--relay`: a contact's mailbox was lost (the failure), opened again every `retrySeconds`.

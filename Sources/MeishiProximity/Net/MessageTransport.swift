@@ -195,7 +195,7 @@ public struct MessageReceiver: Sendable {
 final class ConnectionSlots: Sendable {
     private struct Holder {
         let id: Int
-        let source: String
+        let source: String?
         var greeted = false
         let channel: Channel
     }
@@ -216,8 +216,9 @@ final class ConnectionSlots: Sendable {
     }
 
     /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
-    /// `perSource` connections past their hello already. `cut` hears the source of each idle connection cut.
-    func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
+    /// `perSource` connections past their hello already (nil: the connections whose address is
+    /// gone, counted as one source). `cut` hears the source of each idle connection cut.
+    func admit(_ source: String?, channel: Channel, cut: (String?) -> Void) async -> Int? {
         while true {
             enum Step { case admitted(Int), refused, wait }
             var victim: Holder?
@@ -347,7 +348,7 @@ public enum MessageTransport {
                     do {
                         for try await accepted in inbound {
                             guard let connection = accepted.take() else { continue }
-                            let address = senderLabel(connection.channel)
+                            let address = senderAddress(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
                             guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
@@ -374,10 +375,10 @@ public enum MessageTransport {
         return served.withLockedValue { $0 }
     }
 
-    /// A sender's address as the log names it; a connection already gone has none ("refused a
-    /// message from unknown" read as a name, trial 7 F11).
-    static func senderLabel(_ channel: Channel) -> String {
-        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress) ?? "a sender whose address is gone"
+    /// A sender's address as the listener's events name it; nil when the connection is already
+    /// gone (the application says so: "refused a message from unknown" read as a name, trial 7 F11).
+    static func senderAddress(_ channel: Channel) -> String? {
+        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress)
     }
 
     /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged (those
@@ -385,7 +386,7 @@ public enum MessageTransport {
     static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount,
                        strangers: FailureSummary? = nil, greeted: @Sendable () -> Void = {}) async {
         let channel = connection.channel
-        let address = senderLabel(channel)
+        let address = senderAddress(channel)
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
         var known = false
