@@ -209,7 +209,7 @@ public enum ExchangeTransport {
                             continue
                         }
                         guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
-                            quietFailures.record(.cutIdle(address: source ?? address), now: now())
+                            quietFailures.record(.cutIdle(address: source), now: now())
                         }) else {
                             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                             continue

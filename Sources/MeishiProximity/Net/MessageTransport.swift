@@ -195,7 +195,7 @@ public struct MessageReceiver: Sendable {
 final class ConnectionSlots: Sendable {
     private struct Holder {
         let id: Int
-        let source: String?
+        let source: String
         var greeted = false
         let channel: Channel
     }
@@ -216,9 +216,8 @@ final class ConnectionSlots: Sendable {
     }
 
     /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
-    /// `perSource` connections past their hello already (nil: the connections whose address is
-    /// gone, counted as one source). `cut` hears the source of each idle connection cut.
-    func admit(_ source: String?, channel: Channel, cut: (String?) -> Void) async -> Int? {
+    /// `perSource` connections past their hello already. `cut` hears the source of each idle connection cut.
+    func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
         while true {
             enum Step { case admitted(Int), refused, wait }
             var victim: Holder?
@@ -351,8 +350,9 @@ public enum MessageTransport {
                             let address = senderAddress(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
-                            guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
-                                strangers.record(.cutIdle(from: source), now: ExchangeTransport.now())
+                            // Connections whose address is gone count as one source ("").
+                            guard let slot = await slots.admit(address ?? "", channel: connection.channel, cut: { source in
+                                strangers.record(.cutIdle(from: source.isEmpty ? nil : source), now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
                                 continue
