@@ -208,7 +208,7 @@ public enum ExchangeTransport {
                             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)
                             continue
                         }
-                        guard let slot = await slots.admit(address, channel: connection.channel, cut: { source in
+                        guard let slot = await slots.admit(address, close: { connection.channel.close(promise: nil) }, cut: { source in
                             quietFailures.record(.cutIdle(address: source), now: now())
                         }) else {
                             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see Accepted)

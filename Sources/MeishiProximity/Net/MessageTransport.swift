@@ -187,93 +187,6 @@ public struct MessageReceiver: Sendable {
     }
 }
 
-/// The listener's connection slots: at most `total` connections served at once and `perSource`
-/// from one address. A connection that has not yet sent a hello with a known tag is idle: when
-/// the slots are full, the oldest idle one (of the same address first) is cut to make room, so a
-/// stranger holding idle connections cannot keep a contact out; when every slot holds a sender
-/// past its hello, the next connection waits for one to end.
-final class ConnectionSlots: Sendable {
-    private struct Holder {
-        let id: Int
-        let source: String
-        var greeted = false
-        let channel: Channel
-    }
-
-    private struct State {
-        var holders: [Holder] = []
-        var nextID = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state = NIOLockedValueBox(State())
-    let total: Int
-    let perSource: Int
-
-    init(total: Int, perSource: Int) {
-        self.total = total
-        self.perSource = perSource
-    }
-
-    /// A slot for a connection from `source` (its id), once one is free; nil when `source` has
-    /// `perSource` connections past their hello already. `cut` hears the source of each idle connection cut.
-    func admit(_ source: String, channel: Channel, cut: (String) -> Void) async -> Int? {
-        while true {
-            enum Step { case admitted(Int), refused, wait }
-            var victim: Holder?
-            let step: Step = state.withLockedValue { s in
-                let mine = s.holders.filter { $0.source == source }
-                if mine.count >= perSource {
-                    guard let oldest = mine.first(where: { !$0.greeted }) else { return .refused }
-                    victim = oldest
-                } else if s.holders.count >= total {
-                    guard let oldest = s.holders.first(where: { !$0.greeted }) else { return .wait }
-                    victim = oldest
-                }
-                if let v = victim { s.holders.removeAll { $0.id == v.id } }
-                s.nextID += 1
-                s.holders.append(Holder(id: s.nextID, source: source, channel: channel))
-                return .admitted(s.nextID)
-            }
-            if let victim {
-                victim.channel.close(promise: nil)
-                // It may have sent part of a frame: what it lacks is a hello (trial 7, F11: "sent nothing" after 50 bytes).
-                cut(victim.source)
-            }
-            switch step {
-            case .admitted(let id): return id
-            case .refused: return nil
-            case .wait:
-                await withCheckedContinuation { c in
-                    let resumeNow = state.withLockedValue { s in
-                        if s.holders.count < total || s.holders.contains(where: { !$0.greeted }) { return true }
-                        s.waiting.append(c)
-                        return false
-                    }
-                    if resumeNow { c.resume() }
-                }
-            }
-        }
-    }
-
-    /// The connection of `id` sent a hello with a known tag: it is no longer cut to make room.
-    func greeted(_ id: Int) {
-        state.withLockedValue { s in
-            if let i = s.holders.firstIndex(where: { $0.id == id }) { s.holders[i].greeted = true }
-        }
-    }
-
-    /// The connection of `id` ended (a cut one was released already).
-    func release(_ id: Int) {
-        let waiters = state.withLockedValue { s in
-            s.holders.removeAll { $0.id == id }
-            defer { s.waiting = [] }
-            return s.waiting
-        }
-        waiters.forEach { $0.resume() }
-    }
-}
-
 /// Message delivery over TCP: a listener serving many senders, and a sender delivering one envelope.
 public enum MessageTransport {
     public static let defaultPort = 47_825
@@ -351,7 +264,7 @@ public enum MessageTransport {
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
                             // Connections whose address is gone count as one source ("").
-                            guard let slot = await slots.admit(address ?? "", channel: connection.channel, cut: { source in
+                            guard let slot = await slots.admit(address ?? "", close: { connection.channel.close(promise: nil) }, cut: { source in
                                 strangers.record(.cutIdle(from: source.isEmpty ? nil : source), now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
