@@ -16,11 +16,13 @@ public enum CardPushService {
     /// What one push came to.
     public enum Outcome: Equatable, Sendable {
         /// Stored there as the newer card.
-        case delivered(address: String)
+        case delivered(address: NoteAddress)
         /// The listener refused it (it holds this card or a newer one, …).
-        case refused(MessageRefusal, address: String)
+        case refused(MessageRefusal, address: NoteAddress)
         /// Nobody answered for the contact in time, or the connection failed.
-        case notReachable(String)
+        case notReachable(MessageDeliveryFailure)
+        /// The contact's message key cannot be used (no shared secret with it).
+        case unusableKey(CryptoError)
     }
 
     public struct Result: Sendable {
@@ -73,7 +75,7 @@ public enum CardPushService {
     /// under the old X25519 key.
     public static func push(_ card: Card, to targets: [Target], identity: Identity, store: ContactStore, peer: (host: String, port: Int)?,
                             relay: RelayServers? = nil, rotation: Rotation? = nil, timeoutSeconds: Double, clock: @escaping @Sendable () -> Int64,
-                            log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> [Result] {
+                            steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MeishiError) -> [Result] {
         var rotating: Set<Int64> = []
         if let rotation, let last = rotation.statements.last, rotation.previous != nil {
             for t in targets {
@@ -94,23 +96,24 @@ public enum CardPushService {
         let results = await withTaskGroup(of: (Int, Outcome).self) { group in
             for (i, target) in targets.enumerated() {
                 group.addTask {
+                    let old = rotatingIDs.contains(target.contact.id!) ? rotation?.previous?.boxKey : nil
+                    let mine = old ?? identity.boxKey
+                    let keys: PairKeys
+                    do throws(CryptoError) { keys = try PairKeys(mine: mine, theirs: target.contact.pubKey!, sending: true) } catch {
+                        return (i, Outcome.unusableKey(error))
+                    }
                     let outcome: Outcome
-                    do {
-                        let old = rotatingIDs.contains(target.contact.id!) ? rotation?.previous?.boxKey : nil
-                        let mine = old ?? identity.boxKey
-                        let keys = try PairKeys(mine: mine, theirs: target.contact.pubKey!, sending: true)
+                    do throws(MessageDeliveryFailure) {
                         let (verdict, address) = try await MessageTransport.push(
                             card: payloads[target.level]!, rotation: old == nil ? nil : chain,
                             to: peer.map { .peer(host: $0.host, port: $0.port) } ?? relay.map { .relay($0) } ?? .probe(interface: nil),
-                            keys: keys, staticKey: mine, clock: clock, seconds: timeoutSeconds, log: log)
+                            keys: keys, staticKey: mine, clock: clock, seconds: timeoutSeconds, steps: steps)
                         switch verdict {
                         case .stored: outcome = .delivered(address: address)
                         case .refused(let r): outcome = .refused(r, address: address)
                         }
-                    } catch let e as MessageDeliveryFailure {
-                        outcome = .notReachable(e.description)
                     } catch {
-                        outcome = .notReachable("\(error)")
+                        outcome = .notReachable(error)
                     }
                     return (i, outcome)
                 }

@@ -14,7 +14,14 @@ public struct MessageService: Sendable {
         public let envelope: MessageEnvelope
         /// The receiver had it already (a retry after a lost acknowledgement): stored once.
         public let alreadyDelivered: Bool
-        public let peerAddress: String
+        public let peerAddress: NoteAddress
+    }
+
+    /// What a running `listen` tells: its listener's events, and the store's.
+    public enum ListenEvent: Sendable, Equatable {
+        case listener(ListenerEvent)
+        /// Expired notes could not be purged (the store's error); told once, tried again.
+        case expiredNotPurged(error: String)
     }
 
     /// What one `listen` run did.
@@ -94,9 +101,8 @@ public struct MessageService: Sendable {
     /// Checks and stores an envelope received from `senderDID` (the peer the session authenticated):
     /// refused with a reason and nothing stored when the sender is unknown or unsigned, the message
     /// is for someone else, does not open, has expired or is oversized; a repeated id is
-    /// acknowledged and stored once. `log` gets every refusal.
-    public static func accept(_ bytes: [UInt8], from senderDID: String, identity: Identity, store: ContactStore, now: Int64,
-                              log: @Sendable (String) -> Void = { _ in }) -> MessageVerdict {
+    /// acknowledged and stored once.
+    public static func accept(_ bytes: [UInt8], from senderDID: String, identity: Identity, store: ContactStore, now: Int64) -> MessageVerdict {
         func refuse(_ r: MessageRefusal) -> MessageVerdict { .refused(r) }
         guard bytes.count <= MessageEnvelope.maximumSize else { return refuse(.oversized) }
         let envelope: MessageEnvelope
@@ -161,19 +167,19 @@ public struct MessageService: Sendable {
     /// `timeoutSeconds` (`.delivery(.notDelivered)`).
     public func send(text: String, to contact: Contact, identity: Identity, lifetime: Int64, once: Bool, peer: (host: String, port: Int)?,
                      relay: RelayServers? = nil, timeoutSeconds: Double,
-                     log: @escaping @Sendable (String) -> Void) async throws(MeishiError) -> SendOutcome {
+                     steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MeishiError) -> SendOutcome {
         let envelope = try Self.makeEnvelope(text: text, for: contact, identity: identity, lifetime: lifetime, once: once, now: clock())
         let keys: PairKeys
         do { keys = try PairKeys(mine: identity.boxKey, theirs: contact.pubKey!, sending: true) } catch {
             throw .cannotMessage(id: contact.id ?? 0, name: contact.name ?? contact.did, .noKey)
         }
-        let verdict: MessageVerdict, label: String
+        let verdict: MessageVerdict, label: NoteAddress
         do {
             let destination: MessageTransport.Destination = if let peer { .peer(host: peer.host, port: peer.port) }
                 else if let relay { .relay(relay) } else { .probe(interface: nil) }
             (verdict, label) = try await MessageTransport.send(envelope, to: destination,
                                                                keys: keys, staticKey: identity.boxKey, clock: clock, seconds: timeoutSeconds,
-                                                               log: log)
+                                                               steps: steps)
         } catch {
             throw .delivery(error)
         }
@@ -190,7 +196,7 @@ public struct MessageService: Sendable {
     /// does not answer fails the run) and serves the senders who call there.
     public func listen(identity: Identity, port: Int, seconds: Int64?, answerProbes: Bool = true, relay: RelayServers? = nil,
                        connectionTimeout: Int64 = MessageTransport.connectionTimeout,
-                       log: @escaping @Sendable (String) -> Void,
+                       events: @escaping @Sendable (ListenEvent) -> Void,
                        received: @escaping @Sendable (Contact) -> Void = { _ in },
                        cardUpdated: @escaping @Sendable (StoreOutcome) -> Void = { _ in },
                        keyRotated: @escaping @Sendable (RotationApplied) -> Void = { _ in },
@@ -214,7 +220,8 @@ public struct MessageService: Sendable {
         let clock = self.clock
         var responder: MessageProbing.Responder?
         if answerProbes {
-            responder = await MessageProbing.Responder.start(tcpPort: listener.port, table: table, clock: clock, log: log)
+            responder = await MessageProbing.Responder.start(tcpPort: listener.port, table: table, clock: clock,
+                                                             events: { events(.listener($0)) })
         }
         let boundPort = listener.port  // read while bound: a closed channel has no address
         listening(boundPort, table.count)
@@ -242,7 +249,7 @@ public struct MessageService: Sendable {
                 keyRotated(applied)
             }
             return verdict
-        }, clock: clock, log: log)
+        }, clock: clock, events: { events(.listener($0)) })
         // Notes that expire while it runs are purged (and the WAL checkpointed) within a second or
         // so, not when the next note or command happens to open the store (issue 22, finding 13).
         let purging = Task {
@@ -252,7 +259,7 @@ public struct MessageService: Sendable {
                 let now = clock()
                 guard (try? store.hasExpiredMessages(now: now)) == true else { continue }
                 do { try store.purgeExpiredMessages(now: now) } catch {
-                    if !failed { log("expired messages not purged yet: \(error)") }
+                    if !failed { events(.expiredNotPurged(error: "\(error)")) }
                     failed = true
                 }
             }

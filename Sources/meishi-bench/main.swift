@@ -164,7 +164,7 @@ func messages(home: String, ref: String, port: Int, count: Int, parallel: Int) a
             group.addTask {
                 for i in stride(from: worker, to: count, by: parallel) {
                     _ = try await service.send(text: "bench note \(i)", to: recipient, identity: identity, lifetime: 3600, once: false,
-                                               peer: ("127.0.0.1", port), timeoutSeconds: 10, log: { _ in })
+                                               peer: ("127.0.0.1", port), timeoutSeconds: 10, steps: { _ in })
                 }
             }
         }

@@ -86,27 +86,33 @@ struct CardPushCommand: MeishiCommand {
         let results = try await CardPushService.push(
             card, to: targets, identity: identity, store: store, peer: peer.flatMap(MessagePort.split).map { (host: $0.0, port: $0.1) },
             relay: servers, rotation: rotation, timeoutSeconds: Double(timeout.seconds), clock: ctx.unixClock,
-            log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } })
+            steps: { [global] step in if global.verbose { spinner.interrupt { out.note(NoteEvents.describe(step)) } } })
         spinner.stop()
         if json {
             out.json(.object(["results": .array(results.map(Self.json))]))
         } else {
-            for r in results { out.line(Self.line(r, relayed: servers != nil)) }
+            for r in results { out.line(Self.line(r)) }
         }
         if !results.contains(where: { if case .delivered = $0.outcome { true } else { false } }) {
             throw ExitCode(ExitStatus.timedOut.rawValue)
         }
     }
 
+    static func by(_ address: NoteAddress) -> String {
+        if case .transitRelay = address { "through" } else { "at" }
+    }
+
     static func who(_ t: CardPushService.Target) -> String { "\(CardRendering.name(t.contact.name)) (#\(t.contact.id ?? 0))" }
 
-    /// A contact's result; `relayed`: it went through the transit relay (`--relay`), as `send` says.
-    static func line(_ r: CardPushService.Result, relayed: Bool) -> String {
-        let by = relayed ? "through" : "at"
-        return switch r.outcome {
-        case .delivered(let address): "delivered to \(who(r.target)) \(by) \(address) (\(r.target.level.rawValue))"
-        case .refused(let reason, let address): "refused by \(who(r.target)) \(by) \(address): \(reason.description)"
-        case .notReachable(let why): "not reachable: \(who(r.target)): \(Console.safe(why))"
+    /// A contact's result: "through" the transit relay (`--relay`), as `send` says, "at" a listener.
+    static func line(_ r: CardPushService.Result) -> String {
+        switch r.outcome {
+        case .delivered(let address):
+            "delivered to \(who(r.target)) \(by(address)) \(NoteWording.describe(address)) (\(r.target.level.rawValue))"
+        case .refused(let reason, let address):
+            "refused by \(who(r.target)) \(by(address)) \(NoteWording.describe(address)): \(NoteWording.describe(reason))"
+        case .notReachable(let why): "not reachable: \(who(r.target)): \(Console.safe(NoteWording.describe(why)))"
+        case .unusableKey(let error): "not reachable: \(who(r.target)): \(Console.safe("\(error)"))"
         }
     }
 
@@ -116,14 +122,17 @@ struct CardPushCommand: MeishiCommand {
         switch r.outcome {
         case .delivered(let address):
             obj["result"] = .string("delivered")
-            obj["peer"] = .string(address)
+            obj["peer"] = .string(NoteWording.describe(address))
         case .refused(let reason, let address):
             obj["result"] = .string("refused")
-            obj["reason"] = .string(reason.description)
-            obj["peer"] = .string(address)
+            obj["reason"] = .string(NoteWording.describe(reason))
+            obj["peer"] = .string(NoteWording.describe(address))
         case .notReachable(let why):
             obj["result"] = .string("not reachable")
-            obj["reason"] = .string(why)
+            obj["reason"] = .string(NoteWording.describe(why))
+        case .unusableKey(let error):
+            obj["result"] = .string("not reachable")
+            obj["reason"] = .string("\(error)")
         }
         return .object(obj)
     }

@@ -445,7 +445,7 @@ struct Exchange: MeishiCommand {
             out.line(FriendsWording.list(report.friends))
             out.note("common friends compared by \(mode.rawValue) (the other side's set: \(peerSetSize) element\(peerSetSize == 1 ? "" : "s"))")
         case .skipped(let why): out.line("Common friends: " + FriendsWording.skipped(why))
-        case .failed(let e): out.line("Common friends: " + FriendsWording.failed(e))
+        case .failed(let e): out.line("Common friends: " + Console.safe(FriendsWording.failed(e)))
         }
     }
 
@@ -471,15 +471,15 @@ enum MessageWording {
         switch m.sent {
         case .stored?: out.line("Message delivered to \(peer)")
         case .duplicate?: out.line("Message delivered to \(peer) (they had it already)")
-        case .refused(let reason)?: out.line("Message not delivered: \(reason.description)")
+        case .refused(let reason)?: out.line("Message not delivered: \(NoteWording.describe(reason))")
         case nil: break
         }
         switch m.received {
         case .stored?, .duplicate?: out.line("Message from \(peer): read it with 'meishi inbox'")
-        case .refused(let reason)?: out.line("A message from \(peer) was refused: \(reason.description)")
+        case .refused(let reason)?: out.line("A message from \(peer) was refused: \(NoteWording.describe(reason))")
         case nil: break
         }
-        if let failure = m.failure { out.line("Messages: \(describe(failure)); the card exchange itself completed") }
+        if let failure = m.failure { out.line("Messages: \(Console.safe(describe(failure))); the card exchange itself completed") }
     }
 
     static func describe(_ f: ExchangeMessageFailure) -> String {
@@ -500,7 +500,7 @@ enum MessageWording {
             }
         }
         func reason(_ v: MessageVerdict?) -> JSONValue {
-            if case .refused(let r)? = v { return .string(r.description) }
+            if case .refused(let r)? = v { return .string(NoteWording.describe(r)) }
             return .null
         }
         return .object([

@@ -55,9 +55,31 @@ enum ExchangeEvents {
         }
     }
 
+    /// Why the peer's key rotations were dropped (the values as they read before issue 23 typed them).
+    static func describe(_ problem: RotationPhase.Problem) -> String {
+        switch problem {
+        case .unexpectedMessage(let type): "unexpected message \(type)"
+        case .notEndingAtPeersCard: "the statements do not end at the peer's card"
+        case .didNotVerify(let error): "the statements did not verify (\(error))"
+        case .brokeOff(let reason): "broke off (\(reason))"
+        }
+    }
+
+    /// Why discovery leaves an interface out by default.
+    static func describe(_ why: InterfaceExclusion) -> String {
+        switch why {
+        case .loopback: "loopback"
+        case .pointToPoint: "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)"
+        case .tunOrTap: "a tun/tap device (a VPN or a virtual machine's link)"
+        case .noBroadcast: "no broadcast (not a LAN)"
+        case .portOfBridgeOrBond: "a port of a bridge or bond (its master carries the traffic)"
+        case .bridgeWithoutPhysicalPort: "a bridge without a physical port (Docker, libvirt, containers)"
+        }
+    }
+
     static func describe(_ step: ExchangeStep) -> String {
         switch step {
-        case .notAnnouncing(let name, let why): "not announcing on \(name): \(why); --interface \(name) would use it"
+        case .notAnnouncing(let name, let why): "not announcing on \(name): \(describe(why)); --interface \(name) would use it"
         case .connected(let address, let role, let withCode):
             "connected to \(address) as the \(role == .dialer ? "dialer" : "listener")"
                 + (withCode ? "; the code authenticates the session (CPace)" : "")
@@ -99,7 +121,8 @@ enum ExchangeEvents {
                 + (message.outcome.received == nil ? ", none from them" : ", theirs received")
                 + (message.outcome.failure == nil ? "" : "; broke off")
         case let rotations as RotationPhase:
-            "key rotations: " + (rotations.problem ?? (rotations.received.isEmpty ? "none from the peer" : "\(rotations.received.count) from the peer"))
+            "key rotations: " + (rotations.problem.map(describe)
+                                 ?? (rotations.received.isEmpty ? "none from the peer" : "\(rotations.received.count) from the peer"))
         default:
             "the \(phase.name) phase ended"
         }

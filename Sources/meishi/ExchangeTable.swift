@@ -153,7 +153,7 @@ extension Exchange {
             }
         }
         for f in r.failures {
-            out.line("Failed: \(f.peer): \(ExchangeWording.describe(f.failure))" + (f.usedATry ? " (a failed pairing)" : ""))
+            out.line("Failed: \(f.peer): \(Console.safe(ExchangeWording.describe(f.failure)))" + (f.usedATry ? " (a failed pairing)" : ""))
         }
         if r.triesUsed > 0 { out.line("Failed pairings: \(r.triesUsed) of \(ExchangeService.TableReport.allowedFailures)") }
     }

@@ -119,7 +119,7 @@ struct Listen: MeishiCommand {
         let listening = Task {
             try await service.listen(
                 identity: identity, port: port, seconds: duration?.seconds, relay: servers,
-                log: { line in out.note(line) },
+                events: { event in out.note(NoteEvents.describe(event)) },
                 cardUpdated: { outcome in if !quiet { Self.announce(outcome, on: out) } },
                 keyRotated: { applied in if !quiet { out.note(CardRendering.rotated(applied)) } },
                 note: { note in

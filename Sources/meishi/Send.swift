@@ -91,7 +91,7 @@ struct Send: MeishiCommand {
             result = .success(try await service.send(
                 text: note, to: contact, identity: identity, lifetime: ttl.seconds, once: once,
                 peer: peerEndpoint.map { (host: $0.0, port: $0.1) }, relay: servers, timeoutSeconds: Double(timeout.seconds),
-                log: { [global] line in if global.verbose { spinner.interrupt { out.note(line) } } }))
+                steps: { [global] step in if global.verbose { spinner.interrupt { out.note(NoteEvents.describe(step)) } } }))
         } catch {
             result = .failure(error)
         }
@@ -105,14 +105,14 @@ struct Send: MeishiCommand {
         if json {
             out.json(.object([
                 "result": .string("delivered"), "id": .string(Hex.encode(outcome.envelope.id)),
-                "to": .string(c.did), "name": c.name.map(JSONValue.string) ?? .null, "peer": .string(outcome.peerAddress),
+                "to": .string(c.did), "name": c.name.map(JSONValue.string) ?? .null, "peer": .string(NoteWording.describe(outcome.peerAddress)),
                 "relay": RelayChoice.json(servers),
                 "expires": .string(CardRendering.date(outcome.envelope.expires)), "once": .bool(outcome.envelope.once),
                 "alreadyDelivered": .bool(outcome.alreadyDelivered),
             ]))
             return
         }
-        out.line("delivered to \(CardRendering.name(c.name)) \(servers == nil ? "at" : "through") \(outcome.peerAddress)"
+        out.line("delivered to \(CardRendering.name(c.name)) \(servers == nil ? "at" : "through") \(NoteWording.describe(outcome.peerAddress))"
                  + (outcome.alreadyDelivered ? " (they had it already)" : "")
                  + "; it expires \(CardRendering.date(outcome.envelope.expires))")
     }

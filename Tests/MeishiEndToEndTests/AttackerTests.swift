@@ -350,7 +350,7 @@ extension NamespaceExchangeTests {
         let port = RunningListener.PortBox()
         let task = Task {
             try await MessageService(home: ken.home, clock: { clock.now }).listen(
-                identity: ken.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, log: { _ in },
+                identity: ken.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, events: { _ in },
                 listening: { p, _ in port.set(p) })
         }
         for _ in 0..<3000 where port.value == nil { try await Task.sleep(for: .milliseconds(10)) }

@@ -33,7 +33,7 @@ import Glibc
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         func push(_ bytes: [UInt8]) async throws -> CardPushVerdict {
             try await MessageTransport.push(card: bytes, to: .peer(host: "127.0.0.1", port: listener.port), keys: keys,
-                                            staticKey: mei.identity.boxKey, clock: { now }, seconds: 30, log: { _ in }).0
+                                            staticKey: mei.identity.boxKey, clock: { now }, seconds: 30, steps: { _ in }).0
         }
         let newer = try Self.meisCard(mei, title: "Lead", at: 1_800_000_200)
         // Pushed by hand, recorded, and replayed byte for byte on a new connection: no answer at all.

@@ -51,12 +51,13 @@ import MeishiStore
     /// `--relay`: each failure of the mailbox server or the transit relay is one line with a hint,
     /// and the exit status says which kind it was.
     @Test func everyRelayFailureIsWordedWithAHintAndItsStatus() {
+        let mailbox = MailboxURL("ws://a:1/v1")!, transit = TransitAddress("tcp:a:2")!
         let cases: [(RelayFailure, meishi.ExitStatus)] = [
-            (.mailboxUnreachable("cannot connect to ws://a:1/v1: connection refused"), .unavailable),
-            (.notAMailbox("ws://a:1/v1 did not accept a WebSocket"), .unavailable), (.refusedByMailbox("x\u{1B}"), .unavailable),
-            (.mailboxLost("it closed the connection before the other side came"), .unavailable), (.nameplateTaken(7), .protocolError),
-            (.peerNeverCame(7), .timedOut), (.peerNotMeishi, .protocolError), (.transitUnreachable("no route to that host"), .unavailable),
-            (.transitRefused("it answered 'impatient'"), .unavailable),
+            (.mailboxUnreachable(mailbox, .refused), .unavailable),
+            (.notAMailbox(mailbox, nil), .unavailable), (.refusedByMailbox(.said("x\u{1B}")), .unavailable),
+            (.mailboxLost(.closed(before: .otherSide)), .unavailable), (.nameplateTaken(7), .protocolError),
+            (.peerNeverCame(7), .timedOut), (.peerNotMeishi, .protocolError), (.transitUnreachable(transit, .noRoute), .unavailable),
+            (.transitRefused(.answered("impatient")), .unavailable),
         ]
         for (r, status) in cases {
             let f = MeishiFailure(ExchangeFailure.relay(r))

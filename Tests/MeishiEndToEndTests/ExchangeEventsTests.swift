@@ -1,4 +1,5 @@
 import Testing
+import MeishiCard
 import MeishiProximity
 @testable import meishi
 
@@ -32,5 +33,61 @@ import MeishiProximity
         #expect(step?.text == "connected to 10.0.0.2 as the dialer; the code authenticates the session (CPace)" && step?.step == true)
         // The port is the command's to show (its spinner, the line to run on the other machine).
         #expect(ExchangeEvents.line(.listening(port: 47823)) == nil && ExchangeEvents.line(.waitingOnMailbox) == nil)
+    }
+
+    /// Why an interface is left out (`--verbose`), worded here since issue 23: the words the
+    /// rules' tests asserted when MeishiProximity composed them.
+    @Test func interfacesLeftOutReadAsTheyDid() {
+        let words: [InterfaceExclusion: String] = [
+            .loopback: "loopback",
+            .pointToPoint: "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)",
+            .tunOrTap: "a tun/tap device (a VPN or a virtual machine's link)",
+            .noBroadcast: "no broadcast (not a LAN)",
+            .portOfBridgeOrBond: "a port of a bridge or bond (its master carries the traffic)",
+            .bridgeWithoutPhysicalPort: "a bridge without a physical port (Docker, libvirt, containers)",
+        ]
+        for reason in InterfaceExclusion.allCases { #expect(ExchangeEvents.describe(reason) == words[reason]) }
+        let line = ExchangeEvents.line(.step(.notAnnouncing(interface: "docker0", reason: .bridgeWithoutPhysicalPort)))
+        #expect(line?.text == "not announcing on docker0: a bridge without a physical port (Docker, libvirt, containers); --interface docker0 would use it")
+        #expect(line?.step == true)
+    }
+
+    /// The key-rotation phase's problem and a socket's failure are values worded here (issue 23),
+    /// as they read when MeishiProximity composed them.
+    @Test func rotationProblemsAndSocketFailuresReadAsTheyDid() {
+        let words: [(RotationPhase.Problem, String)] = [
+            (.unexpectedMessage(type: 0x71), "unexpected message 113"),
+            (.notEndingAtPeersCard, "the statements do not end at the peer's card"),
+            (.didNotVerify(.badOldSignature), "the statements did not verify (badOldSignature)"),
+        ]
+        for (problem, expected) in words { #expect(ExchangeEvents.describe(problem) == expected) }
+        // The interruption as Swift prints it, as before (its own wording is left for later).
+        #expect(ExchangeEvents.describe(RotationPhase.Problem.brokeOff(.connectionLost(.closed(waiting: .card)))).hasPrefix("broke off (connectionLost("))
+        #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.reset))) == "connection lost (the other side reset the connection)")
+        #expect(ExchangeWording.describe(ExchangeFailure.connectionLost(.failed(.other("Broken pipe")))) == "connection lost (Broken pipe)")
+    }
+
+    /// The exchange follows the rule of every other command (trial 7, F20): a failure quotes the
+    /// peer's text as it came, `--json` escapes it as JSON (`\u001b`), the terminal as `\u{1B}`.
+    /// Its words escaped the text when composed, so its JSON errors held `\u{1B}` (note8, issue 23).
+    @Test func exchangeFailuresCarryPeerTextRawToJSONAndEscapedToTheTerminal() {
+        let evil = "no\u{1B}[2J thanks"
+        let failures: [ExchangeFailure] = [
+            .protocolFailure(.rejectedByPeer(evil)), .protocolFailure(.invalidCard(.malformed("unknown member \"\(evil)\""))),
+            .unknownHost(evil), .noSuchInterface(evil, available: ["lo"]),
+        ]
+        for f in failures {
+            let failure = MeishiFailure(f)
+            #expect(failure.message.contains(evil), "\(failure.message)")
+            let json = JSONText.pretty(failure.jsonDocument)
+            #expect(json.contains("no\\u001b[2J thanks") && !json.contains("\\u{"), "\(json)")
+            let recorder = Recorder()
+            Console(standardOutput: Sink { recorder.appendOut($0) }, standardError: Sink { recorder.appendErr($0) }).report(failure)
+            #expect(recorder.stderr.contains("no\\u{1B}[2J thanks") && PeerTextEndToEndTests.raw(recorder.stderr).isEmpty, "\(recorder.stderr)")
+        }
+        // A comparison the peer aborted: raw in its JSON reason, escaped in the line under the card.
+        let aborted = FriendsWording.failed(.abortedByPeer(evil + "\nforged line"))
+        #expect(aborted.contains(evil))
+        #expect(!Console.safe(aborted).contains("\n") && PeerTextEndToEndTests.raw(Console.safe(aborted)).isEmpty)
     }
 }

@@ -67,7 +67,7 @@ struct RunningListener {
         let port = PortBox()
         let task = Task {
             try await MessageService(home: person.home, clock: { now }).listen(
-                identity: person.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, log: { log.add($0) },
+                identity: person.identity, port: 0, seconds: nil, answerProbes: false, connectionTimeout: 60, events: { log.add(NoteEvents.describe($0)) },
                 listening: { p, _ in port.set(p) })
         }
         for _ in 0..<3000 where port.value == nil { try await Task.sleep(for: .milliseconds(10)) }
@@ -93,7 +93,7 @@ func deliver(_ envelope: MessageEnvelope, from sender: MessagePerson, to recipie
              now: Int64 = 1_800_000_000) async throws -> MessageVerdict {
     let keys = try PairKeys(mine: sender.identity.boxKey, theirs: recipient.identity.boxKey.publicKey, sending: true)
     return try await MessageTransport.send(envelope, to: .peer(host: "127.0.0.1", port: port), keys: keys,
-                                           staticKey: sender.identity.boxKey, clock: { now }, seconds: 60, log: { _ in }).0
+                                           staticKey: sender.identity.boxKey, clock: { now }, seconds: 60, steps: { _ in }).0
 }
 
 func envelope(_ text: String = "great talk", from sender: MessagePerson, to recipient: MessagePerson, recipientDID: String? = nil,
@@ -114,7 +114,7 @@ func envelope(_ text: String = "great talk", from sender: MessagePerson, to reci
         let listener = try await RunningListener.start(ken)
         let service = MessageService(home: mei.home, clock: { 1_800_000_000 })
         let sent = try await service.send(text: text, to: try service.recipient("Ken", me: nil), identity: mei.identity, lifetime: lifetime,
-                                          once: false, peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, log: { _ in })
+                                          once: false, peer: ("127.0.0.1", listener.port), timeoutSeconds: 60, steps: { _ in })
         return (mei, ken, listener, sent)
     }
 

@@ -289,7 +289,7 @@ import NIOCore
             .protocolFailure(.rejectedByPeer(Self.evil)),
             .protocolFailure(.invalidCard(.malformed("unknown member \"\(Self.evil)\""))),
             .protocolFailure(.malformedFrame(Self.evil)),
-            .connectionLost(.failed(Self.evil)), .unreachable(.cannotConnect(to: Self.evil, .other(Self.evil))), .io(.listenerFailed(error: Self.evil)),
+            .connectionLost(.failed(.other(Self.evil))), .unreachable(.cannotConnect(to: Self.evil, .other(Self.evil))), .io(.listenerFailed(error: Self.evil)),
             .timedOut(.nobodyAnswered(at: Self.evil, .other(Self.evil))),
         ]
         for f in failures { console.report(MeishiFailure(f)) }

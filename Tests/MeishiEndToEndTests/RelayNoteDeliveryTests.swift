@@ -4,6 +4,7 @@ import MeishiKit
 import NIOCore
 import Testing
 @testable import MeishiProximity
+@testable import meishi
 
 /// `meishi send --relay` and `listen --relay` against magic-wormhole's real servers (issue 25):
 /// two contacts on networks that cannot reach each other, a note through the servers, which
@@ -195,7 +196,7 @@ import Testing
         let task = Task {
             try await MessageService(home: ken.home, clock: { now }).listen(
                 identity: ken.identity, port: 0, seconds: nil, answerProbes: false, relay: relay, connectionTimeout: 60,
-                log: { log.add($0) }, listening: { p, _ in listening.set(p) })
+                events: { log.add(NoteEvents.describe($0)) }, listening: { p, _ in listening.set(p) })
         }
         for _ in 0..<3000 where listening.value == nil { try await Task.sleep(for: .milliseconds(10)) }
         try #require(listening.value != nil)
@@ -203,7 +204,7 @@ import Testing
         // The impostor: Mei's mailbox and sides of the day and her tag, Carol's key.
         let meiToKen = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let meeting = meiToKen.relayMeeting(day: RelayMeeting.day(at: now))
-        let connection = try await RelayNotes.meet(relay, at: meeting, unixTime: now, deadline: ExchangeTransport.now() + 60, log: { _ in })
+        let connection = try await RelayNotes.meet(relay, at: meeting, unixTime: now, deadline: ExchangeTransport.now() + 60, steps: { _ in })
         let tag = meiToKen.tag(window: PairKeys.window(at: now))
         let noise = NoiseKK(role: .initiator, prologue: MessageFrame.prologue(tag: tag), staticKey: carol.identity.boxKey,
                             remoteStatic: ken.identity.boxKey.publicKey)
@@ -217,13 +218,13 @@ import Testing
         #expect(answered == 0, "the listener answered an impostor")
         // Carol on her own pair: Ken holds no mailbox for it, nobody answers.
         let carolToKen = try PairKeys(mine: carol.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
-        await #expect(throws: MessageDeliveryFailure.notDelivered(RelayNotes.nobodyAnswered)) {
+        await #expect(throws: MessageDeliveryFailure.notDelivered(.noListenerOnMailbox)) {
             try await MessageTransport.send(try envelope("let me in", from: carol, to: ken), to: .relay(relay), keys: carolToKen,
-                                            staticKey: carol.identity.boxKey, clock: { now }, seconds: 6, log: { _ in })
+                                            staticKey: carol.identity.boxKey, clock: { now }, seconds: 6, steps: { _ in })
         }
         // Mei's note arrives through the same listener.
         #expect(try await MessageTransport.send(try envelope("see you at 7", from: mei, to: ken), to: .relay(relay), keys: meiToKen,
-                                                staticKey: mei.identity.boxKey, clock: { now }, seconds: 60, log: { _ in }).0 == .stored)
+                                                staticKey: mei.identity.boxKey, clock: { now }, seconds: 60, steps: { _ in }).0 == .stored)
         task.cancel()
         let outcome = try await task.value
         #expect(outcome.stored == 1 && outcome.refused == 0, "\(log.all)")

@@ -45,7 +45,7 @@ import MeishiCrypto
             toA += fromB.flatMap(tamper)
             if fromA.isEmpty, fromB.isEmpty, toA.isEmpty, toB.isEmpty { break }
         }
-        return (ra ?? .failure(.connection(.failed("stalled"))), rb ?? .failure(.connection(.failed("stalled"))))
+        return (ra ?? .failure(.connection(.failed(.other("stalled")))), rb ?? .failure(.connection(.failed(.other("stalled")))))
     }
 
     static func shared(_ r: Result<CommonFriendsOutcome, CommonFriendsError>, _ elements: [[UInt8]]) -> Set<[UInt8]>? {
@@ -251,11 +251,11 @@ import MeishiCrypto
                     let proof = DLEQ.proof(scalar: blinding.scalar, publicKey: blinding.publicKey, inputs: theirs, outputs: returned)
                     _ = try a.receive(type: 0x54, content: proof.rawRepresentation)
                 }
-                return a.outcome.map { .success($0) } ?? .failure(.connection(.failed("unfinished")))
+                return a.outcome.map { .success($0) } ?? .failure(.connection(.failed(.other("unfinished"))))
             } catch let e as CommonFriendsError {
                 return .failure(e)
             } catch {
-                return .failure(.connection(.failed("\(error)")))
+                return .failure(.connection(.failed(.other("\(error)"))))
             }
         }
     }

@@ -31,24 +31,24 @@ import Testing
     @Test func theLANIsUsedAndBridgesTunnelsAndPortsAreNot() throws {
         let sysfs = try Self.fakeSysfs()
         defer { try? FileManager.default.removeItem(atPath: sysfs) }
-        func why(_ name: String) -> String? { InterfaceRules.facts(name, sysfs: sysfs).flatMap(InterfaceRules.exclusion) }
+        func why(_ name: String) -> InterfaceExclusion? { InterfaceRules.facts(name, sysfs: sysfs).flatMap(InterfaceRules.exclusion) }
         #expect(why("wlp2s0") == nil)
         #expect(why("br0") == nil)  // a LAN bridge: a physical port
         #expect(why("eth0") == nil)
-        #expect(why("enp0s31f6") == "a port of a bridge or bond (its master carries the traffic)")
-        #expect(why("docker0") == "a bridge without a physical port (Docker, libvirt, containers)")
-        #expect(why("virbr0") == "a bridge without a physical port (Docker, libvirt, containers)")
-        #expect(why("veth1a2b3c") == "a port of a bridge or bond (its master carries the traffic)")
-        #expect(why("tun0") == "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)")
-        #expect(why("wg0") == "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)")
-        #expect(why("tap0") == "a tun/tap device (a VPN or a virtual machine's link)")
-        #expect(why("lo") == "loopback")
+        #expect(why("enp0s31f6") == .portOfBridgeOrBond)
+        #expect(why("docker0") == .bridgeWithoutPhysicalPort)
+        #expect(why("virbr0") == .bridgeWithoutPhysicalPort)
+        #expect(why("veth1a2b3c") == .portOfBridgeOrBond)
+        #expect(why("tun0") == .pointToPoint)
+        #expect(why("wg0") == .pointToPoint)
+        #expect(why("tap0") == .tunOrTap)
+        #expect(why("lo") == .loopback)
         #expect(InterfaceRules.facts("nosuch", sysfs: sysfs) == nil)
         #expect(InterfaceRules.facts("../lo", sysfs: sysfs) == nil)
     }
 
     @Test func thisMachinesLoopbackIsLeftOut() {
         guard let facts = InterfaceRules.facts("lo") else { return }  // no sysfs here (not Linux)
-        #expect(InterfaceRules.exclusion(facts) == "loopback")
+        #expect(InterfaceRules.exclusion(facts) == .loopback)
     }
 }

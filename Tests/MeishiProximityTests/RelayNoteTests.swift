@@ -101,7 +101,7 @@ import MeishiCrypto
         #expect(try sender.receive(Self.message(meeting.listenerSide, NoteMailbox.answerPhase, Hex.encode(elsewhere + nonce)), unixTime: now)
                 == [.met(token: NoteMailbox.token(call: nonce, answer: elsewhere))])
         // The server's refusal ends the run with its words.
-        #expect(throws: RelayFailure.refusedByMailbox("crowded")) {
+        #expect(throws: RelayFailure.refusedByMailbox(.said("crowded"))) {
             try sender.receive(Array(#"{"type":"error","error":"crowded"}"#.utf8), unixTime: now)
         }
     }

@@ -95,13 +95,13 @@ import MeishiCard
     @Test func theServersRefusalsAreNamed() {
         var s = MailboxSession(nameplate: 9)
         #expect(throws: RelayFailure.nameplateTaken(9)) { try s.receive(Self.text(#"{"type":"error","error":"crowded","orig":{}}"#)) }
-        #expect(throws: RelayFailure.refusedByMailbox("down for maintenance")) {
+        #expect(throws: RelayFailure.refusedByMailbox(.said("down for maintenance"))) {
             try s.receive(Self.text(#"{"type":"welcome","welcome":{"error":"down for maintenance"}}"#))
         }
-        #expect(throws: RelayFailure.refusedByMailbox("must bind first")) { try s.receive(Self.text(#"{"type":"error","error":"must bind first"}"#)) }
-        #expect(throws: RelayFailure.refusedByMailbox("it sent something that is not a mailbox message")) { try s.receive(Self.text("<html>")) }
+        #expect(throws: RelayFailure.refusedByMailbox(.said("must bind first"))) { try s.receive(Self.text(#"{"type":"error","error":"must bind first"}"#)) }
+        #expect(throws: RelayFailure.refusedByMailbox(.notAMailboxMessage)) { try s.receive(Self.text("<html>")) }
         // A server's words reach the terminal sanitised.
-        #expect(throws: RelayFailure.refusedByMailbox("bad\\u{1B}[31m")) { try s.receive(Self.text(#"{"type":"error","error":"bad\u001b[31m"}"#)) }
+        #expect(throws: RelayFailure.refusedByMailbox(.said("bad\\u{1B}[31m"))) { try s.receive(Self.text(#"{"type":"error","error":"bad\u001b[31m"}"#)) }
         _ = try? s.receive(Self.text(#"{"type":"claimed","mailbox":"m"}"#))
         #expect(throws: RelayFailure.peerNotMeishi) {
             try s.receive(Self.text(#"{"type":"message","side":"0202020202020202","phase":"meishi-transit-v1","body":"zz"}"#))
@@ -120,7 +120,7 @@ import MeishiCard
         #expect(try together.feed(Self.text("ok\n") + [0, 0, 0, 18, 4]) == [0, 0, 0, 18, 4])
         for refusal in ["impatient\n", "bad handshake\n"] {
             var r = TransitHandshake()
-            #expect(throws: RelayFailure.transitRefused("it answered '\(refusal.dropLast())'")) {
+            #expect(throws: RelayFailure.transitRefused(.answered(String(refusal.dropLast())))) {
                 for b in refusal.utf8 { _ = try r.feed([b]) }
             }
         }

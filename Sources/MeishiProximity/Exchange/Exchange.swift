@@ -161,5 +161,11 @@ extension ExchangeFailure {
         case cannotListInterfaces(error: String)
         case cannotJoinGroup(String, port: Int, error: String)
         case cannotJoinIPv6Group(error: String)
+        /// Message delivery's probes: the UDP port could not be bound.
+        case cannotListenUDP(port: Int, error: String)
+        /// Message delivery's probes: the group could not be sent to.
+        case cannotSendToGroup(String, port: Int, error: String)
+        /// Any other local failure, in the system's (or SwiftNIO's) words.
+        case other(String)
     }
 }

@@ -49,9 +49,9 @@ public enum ExchangeEvent: Sendable {
 
 /// The steps of an exchange that `--verbose` shows: nothing a peer sent beyond sizes and addresses.
 public enum ExchangeStep: Sendable {
-    /// An interface discovery leaves out by default, and why (`InterfaceRules.exclusion`'s
-    /// words, fixed by its tests); `--interface` would use it.
-    case notAnnouncing(interface: String, reason: String)
+    /// An interface discovery leaves out by default, and why (`InterfaceRules.exclusion`);
+    /// `--interface` would use it.
+    case notAnnouncing(interface: String, reason: InterfaceExclusion)
     /// A connection to `address` is open; `withCode`: CPace authenticates the session.
     case connected(address: String, role: ExchangeSession.Role, withCode: Bool)
     /// The handshake is complete: the session is sealed.

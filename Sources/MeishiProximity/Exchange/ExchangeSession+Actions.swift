@@ -25,7 +25,7 @@ extension ExchangeSession {
         /// The limit of the last `.arm` passed.
         case timerFired
         /// The peer's stream ended: in order (nil) or with an error, as people read it.
-        case connectionClosed(error: String?)
+        case connectionClosed(error: SocketProblem?)
     }
 
     /// How long the session lets the peer take, from the `.arm` on.

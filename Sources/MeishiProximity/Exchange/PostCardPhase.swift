@@ -59,8 +59,16 @@ public enum ConnectionLoss: Equatable, Sendable {
     case closed(waiting: SessionStep)
     /// Nothing came within the step limit.
     case timedOut(waiting: SessionStep)
-    /// The socket failed, in the system's words.
-    case failed(String)
+    /// The socket failed.
+    case failed(SocketProblem)
+}
+
+/// How a socket failed (`ConnectionLoss.failed`).
+public enum SocketProblem: Equatable, Sendable {
+    /// The other side reset the connection (ECONNRESET).
+    case reset
+    /// Any other error, in the system's (or SwiftNIO's) words.
+    case other(String)
 }
 
 /// Work a phase needs done off the session before it can go on, such as the common-friends

@@ -16,8 +16,21 @@ public final class RotationPhase: PostCardPhase, @unchecked Sendable {
     /// The peer's statements, verified, ending at its card's DID; empty when it sent none.
     public private(set) var received: [RotationStatement] = []
     /// Why the peer's statements were dropped, or how the phase broke off.
-    public private(set) var problem: String?
+    public private(set) var problem: Problem?
     private var heard = false
+
+    /// Why the peer's statements were dropped, or how the phase broke off, as a value (the
+    /// application words it).
+    public enum Problem: Equatable, Sendable {
+        /// A frame of another type than ROTATIONS, or a second one.
+        case unexpectedMessage(type: UInt8)
+        /// The chain verified but does not end at the DID of the peer's card.
+        case notEndingAtPeersCard
+        /// A statement did not verify.
+        case didNotVerify(RotationStatement.Failure)
+        /// The phase broke off before the peer's statements came.
+        case brokeOff(PostCardInterruption)
+    }
 
     /// `statements`: my chain as `rotations.json` holds it (empty when I never rotated).
     public init(statements: [UInt8]) { mine = statements }
@@ -32,7 +45,7 @@ public final class RotationPhase: PostCardPhase, @unchecked Sendable {
     public func receive(_ message: PostCardMessage) -> [PostCardMessage] {
         guard message.type == Self.rotations, !heard else {
             heard = true
-            problem = "unexpected message \(message.type)"
+            problem = .unexpectedMessage(type: message.type)
             return []
         }
         heard = true
@@ -40,19 +53,19 @@ public final class RotationPhase: PostCardPhase, @unchecked Sendable {
         do {
             let chain = try RotationStatement.verifyChain(message.content)
             guard chain.last?.newDID == peerDID else {
-                problem = "the statements do not end at the peer's card"
+                problem = .notEndingAtPeersCard
                 return []
             }
             received = chain
         } catch {
-            problem = "the statements did not verify (\(error))"
+            problem = .didNotVerify(error)
         }
         return []
     }
 
     public func interrupted(_ reason: PostCardInterruption) -> [PostCardMessage] {
         heard = true
-        problem = "broke off (\(reason))"
+        problem = .brokeOff(reason)
         return []
     }
 }

@@ -30,14 +30,12 @@ extension ExchangeTransport {
         }
     }
 
-    /// The last connection error of `connect`: typed for the exchange, in plain words for message delivery.
+    /// The last connection error of `connect`.
     struct ConnectFailure: Error {
         let problem: ExchangeFailure.ConnectProblem
-        let words: String
 
         init(_ error: any Error) {
             problem = connectProblem(error)
-            words = plainWords(error)
         }
     }
 }

@@ -183,7 +183,7 @@ public final class Discovery: Sendable {
             guard named.contains(where: \.multicastSupported) else { throw .interfaceCannotMulticast(interface) }
         }
         var usable = all.filter { d in d.multicastSupported && interface.map { d.name == $0 } ?? true }
-        var leftOut: [String: String] = [:]
+        var leftOut: [String: InterfaceExclusion] = [:]
         if interface == nil {
             usable = usable.filter { d in
                 guard let facts = InterfaceRules.facts(d.name), let why = InterfaceRules.exclusion(facts) else { return true }

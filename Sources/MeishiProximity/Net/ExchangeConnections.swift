@@ -299,15 +299,4 @@ public enum ExchangeTransport {
             if case ChannelError.connectTimeout? = error as? ChannelError { .noAnswer } else { .other("\(error)") }
         }
     }
-
-    /// A connection error in plain words, for the failures that still carry words (message
-    /// delivery, the relay's `RelayFailure`); the exchange's are worded by the executable.
-    static func plainWords(_ error: any Error) -> String {
-        switch connectProblem(error) {
-        case .refused: "connection refused (nothing is listening on that port)"
-        case .noRoute: "no route to that host"
-        case .noAnswer: "no answer"
-        case .other(let words): words
-        }
-    }
 }

@@ -48,7 +48,7 @@ extension ExchangeTransport {
                             feed.yield(.badFrame(e))
                             return
                         } catch {
-                            feed.yield(.connectionClosed(error: closedWords(error)))
+                            feed.yield(.connectionClosed(error: closedProblem(error)))
                             return
                         }
                     }
@@ -136,24 +136,22 @@ extension ExchangeTransport {
                             throw failure
                         }
                     }
-                    if let sendFailed { queue.append(.connectionClosed(error: closedWords(sendFailed))) }
+                    if let sendFailed { queue.append(.connectionClosed(error: closedProblem(sendFailed))) }
                 }
             }
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .connectionLost(closedWords(error).map(ConnectionLoss.failed) ?? .closed(waiting: session.waitingFor))
+            throw .connectionLost(closedProblem(error).map(ConnectionLoss.failed) ?? .closed(waiting: session.waitingFor))
         }
     }
 
-    /// A broken connection as people read it: nil when it was merely closed (SwiftNIO's "I/O on
-    /// closed channel" and the like: the session then says what it was waiting for), else the error.
-    static func closedWords(_ error: any Error) -> String? {
+    /// How a connection broke: nil when it was merely closed (SwiftNIO's "I/O on closed channel"
+    /// and the like: the session then says what it was waiting for), else the error.
+    static func closedProblem(_ error: any Error) -> SocketProblem? {
         if let e = error as? ChannelError, [.ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed, .inputClosed].contains(e) { return nil }
-        if let e = error as? IOError {
-            return e.errnoCode == ECONNRESET ? "the other side reset the connection" : String(cString: strerror(e.errnoCode))
-        }
-        return "\(error)"
+        if let e = error as? IOError { return e.errnoCode == ECONNRESET ? .reset : .other(String(cString: strerror(e.errnoCode))) }
+        return .other("\(error)")
     }
 }
 

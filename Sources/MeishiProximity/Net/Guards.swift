@@ -28,14 +28,8 @@ final class QuietFailures<Failure: Sendable>: Sendable {
     }
 }
 
-/// Lines for a log (message delivery and probes): "LINE (and N more COUNTING)".
-typealias FailureSummary = QuietFailures<String>
-
-extension QuietFailures where Failure == String {
-    convenience init(burst: Int = 1, counting: String = "failed connections", log: @escaping @Sendable (String) -> Void) {
-        self.init(burst: burst) { line, more in log(line + (more > 0 ? " (and \(more) more \(counting))" : "")) }
-    }
-}
+/// A note listener's failures (its connections, probes and mailboxes), told as events.
+typealias FailureSummary = QuietFailures<ListenerEvent.Summarised>
 
 /// The exchange's quiet failures, told as events.
 extension QuietFailures where Failure == ExchangeEvent.QuietFailure {

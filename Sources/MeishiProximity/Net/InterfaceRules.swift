@@ -1,5 +1,22 @@
 import Foundation
 
+/// Why discovery leaves an interface out by default (`InterfaceRules.exclusion`), the kernel's
+/// facts as a value: the application words it (`--verbose`).
+public enum InterfaceExclusion: Sendable, Equatable, CaseIterable {
+    /// The loopback interface.
+    case loopback
+    /// A point-to-point link: a VPN tunnel (WireGuard, Tailscale).
+    case pointToPoint
+    /// A tun or tap device: a VPN, or a virtual machine's link.
+    case tunOrTap
+    /// No broadcast: not a LAN.
+    case noBroadcast
+    /// A port of a bridge or bond: its master carries the traffic.
+    case portOfBridgeOrBond
+    /// A bridge without a physical port: Docker, libvirt, containers.
+    case bridgeWithoutPhysicalPort
+}
+
 /// Which network interfaces discovery announces on by default (docs/PROTOCOL.md §5.5): the LAN,
 /// not Docker or libvirt bridges, VPN tunnels or point-to-point links, decided by the interface's
 /// type and flags as the kernel reports them in sysfs, never by its name. `--interface NAME`
@@ -22,13 +39,13 @@ struct InterfaceRules {
     static let broadcast: UInt32 = 0x2, loopback: UInt32 = 0x8, pointToPoint: UInt32 = 0x10
 
     /// Why discovery leaves an interface with these facts out by default; nil when it is used.
-    static func exclusion(_ f: Facts) -> String? {
-        if f.flags & loopback != 0 { return "loopback" }
-        if f.flags & pointToPoint != 0 { return "a point-to-point link (a VPN tunnel such as WireGuard or Tailscale)" }
-        if f.tunOrTap { return "a tun/tap device (a VPN or a virtual machine's link)" }
-        if f.flags & broadcast == 0 { return "no broadcast (not a LAN)" }
-        if f.enslaved { return "a port of a bridge or bond (its master carries the traffic)" }
-        if f.bridge && !f.bridgeHasPhysicalPort { return "a bridge without a physical port (Docker, libvirt, containers)" }
+    static func exclusion(_ f: Facts) -> InterfaceExclusion? {
+        if f.flags & loopback != 0 { return .loopback }
+        if f.flags & pointToPoint != 0 { return .pointToPoint }
+        if f.tunOrTap { return .tunOrTap }
+        if f.flags & broadcast == 0 { return .noBroadcast }
+        if f.enslaved { return .portOfBridgeOrBond }
+        if f.bridge && !f.bridgeHasPhysicalPort { return .bridgeWithoutPhysicalPort }
         return nil
     }
 

@@ -275,7 +275,7 @@ public enum MessageProbing {
 
     static func ipv4MulticastDevices(interface: String?) throws(MessageDeliveryFailure) -> [NIONetworkDevice] {
         let all: [NIONetworkDevice]
-        do { all = try System.enumerateDevices() } catch { throw .io("cannot list network interfaces: \(error)") }
+        do { all = try System.enumerateDevices() } catch { throw .io(.cannotListInterfaces(error: "\(error)")) }
         let v4 = all.filter { d in
             guard d.multicastSupported, interface.map({ d.name == $0 }) ?? true else { return false }
             if case .v4? = d.address { return true }
@@ -298,30 +298,29 @@ public enum MessageProbing {
         private let tcpPort: Int
         private let table: PairTagTable
         private let clock: @Sendable () -> Int64
-        private let log: @Sendable (String) -> Void
+        private let events: @Sendable (ListenerEvent) -> Void
         private let seen = ReplayCache(lifetime: Double(3 * PairKeys.windowSeconds))
         private let rate = AnswerRate()
         // A flood of probes must not flood the log: at most 5 lines a second, the rest counted.
         private let ignored: FailureSummary
 
-        private init(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
-            (self.tcpPort, self.table, self.clock, self.log) = (tcpPort, table, clock, log)
-            ignored = FailureSummary(burst: 5, counting: "ignored probes", log: log)
+        private init(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64, events: @escaping @Sendable (ListenerEvent) -> Void) {
+            (self.tcpPort, self.table, self.clock, self.events) = (tcpPort, table, clock, events)
+            ignored = FailureSummary(burst: 5, events: events)
         }
 
         /// Starts answering; returns once the first attempt to join has succeeded or failed (a
-        /// failure is logged with what senders can do meanwhile, and retried in the background).
+        /// failure is told with what senders can do meanwhile, and retried in the background).
         public static func start(tcpPort: Int, table: PairTagTable, clock: @escaping @Sendable () -> Int64,
-                                 log: @escaping @Sendable (String) -> Void) async -> Responder {
-            let responder = Responder(tcpPort: tcpPort, table: table, clock: clock, log: log)
+                                 events: @escaping @Sendable (ListenerEvent) -> Void) async -> Responder {
+            let responder = Responder(tcpPort: tcpPort, table: table, clock: clock, events: events)
             let first: Datagrams?
             var joined: Set<String> = []
             do {
                 (first, joined) = try await responder.open()
             } catch {
                 first = nil
-                log("not answering probes yet (\(error.description)): trying again every \(retrySeconds) s; "
-                    + "meanwhile senders need --peer HOST:\(tcpPort)")
+                events(.probesNotAnswered(error, retrySeconds: retrySeconds, tcpPort: tcpPort))
             }
             let task = Task { await responder.run(first, joined: joined) }
             responder.task.withLockedValue { $0 = task }
@@ -352,7 +351,7 @@ public enum MessageProbing {
                         ch.eventLoop.makeCompletedFuture { try Datagrams(wrappingChannelSynchronously: ch) }
                     }
             } catch {
-                throw .io("cannot listen on UDP port \(MessageProbing.port): \(error)")
+                throw .io(.cannotListenUDP(port: MessageProbing.port, error: "\(error)"))
             }
             do {
                 let joined = try await join(channel, devices, already: [])
@@ -360,7 +359,7 @@ public enum MessageProbing {
             } catch {
                 // Closed through the async channel: dropping it unfinished traps in NIOAsyncWriter's deinit.
                 try? await channel.executeThenClose { _, _ in }
-                throw .io("cannot join the multicast group \(MessageProbing.group):\(MessageProbing.port): \(error)")
+                throw .io(.cannotJoinGroup(MessageProbing.group, port: MessageProbing.port, error: "\(error)"))
             }
         }
 
@@ -384,7 +383,7 @@ public enum MessageProbing {
                     guard !stopped else { return }
                     do {
                         (next, joined) = try await open()
-                        if failing { log("answering probes now") }
+                        if failing { events(.answeringProbes) }
                         failing = false
                     } catch {}
                     continue
@@ -398,15 +397,15 @@ public enum MessageProbing {
                 let ending = await serve(channel, joined: joined)
                 state.withLockedValue { $0.channel = nil }
                 guard !stopped else { return }
-                log("stopped answering probes (\(ending)): trying again in \(Self.retrySeconds) s")
+                events(.probesStopped(error: ending, retrySeconds: Self.retrySeconds))
                 failing = true
             }
         }
 
         /// Answers probes on `channel` and joins interfaces that appear, until the channel
-        /// closes; returns why it ended.
-        private func serve(_ channel: Datagrams, joined: Set<String>) async -> String {
-            let ending = NIOLockedValueBox("the socket closed")
+        /// closes; returns why it ended (nil: the socket closed).
+        private func serve(_ channel: Datagrams, joined: Set<String>) async -> String? {
+            let ending = NIOLockedValueBox<String?>(nil)
             try? await channel.executeThenClose { inbound, outbound in
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -415,7 +414,7 @@ public enum MessageProbing {
                             try? await Task.sleep(for: .seconds(Self.retrySeconds))
                             guard !Task.isCancelled, let devices = try? MessageProbing.ipv4MulticastDevices(interface: nil) else { continue }
                             if let now = try? await self.join(channel, devices, already: joined), now != joined {
-                                self.log("answering probes on \(now.subtracting(joined).sorted().joined(separator: ", ")) too")
+                                self.events(.answeringProbesOn(now.subtracting(joined).sorted()))
                                 joined = now
                             }
                         }
@@ -439,11 +438,11 @@ public enum MessageProbing {
             guard let entry = table.lookup(probe.tag, at: clock()) else { return }  // not for us: silence
             let source = datagram.remoteAddress.ipAddress ?? "?", now = ExchangeTransport.now()
             guard rate.take(source, now: now) else {
-                ignored.record("ignored probes from \(source): more than \(Int(rate.perSecond)) a second", now: now)
+                ignored.record(.probeIgnored(from: source, .tooMany(perSecond: Int(rate.perSecond))), now: now)
                 return
             }
             guard seen.admit(probe.nonce, now: now) else {
-                ignored.record("ignored a replayed probe from \(source)", now: now)
+                ignored.record(.probeIgnored(from: source, .replayed), now: now)
                 return
             }
             let answer = MessageProbeAnswer(nonce: probe.nonce, port: UInt16(tcpPort),
@@ -452,7 +451,7 @@ public enum MessageProbing {
             do {
                 try await outbound.write(AddressedEnvelope(remoteAddress: datagram.remoteAddress, data: ByteBuffer(bytes: answer.encoded)))
             } catch {
-                ignored.record("could not answer a probe from \(source): \(error)", now: now)
+                ignored.record(.probeIgnored(from: source, .unanswerable(error: "\(error)")), now: now)
             }
         }
     }
@@ -460,7 +459,7 @@ public enum MessageProbing {
     /// Probes the group on every multicast interface (every 250 ms) until a listener answers with
     /// a valid MAC or `deadline` (monotonic seconds) passes; returns the listener's TCP address.
     public static func find(keys: PairKeys, unixTime: @escaping @Sendable () -> Int64, deadline: Double, interface: String? = nil,
-                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> SocketAddress? {
+                            steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> SocketAddress? {
         let devices = try ipv4MulticastDevices(interface: interface)
         var senders: [Datagrams] = []
         let groupAddress: SocketAddress
@@ -480,7 +479,7 @@ public enum MessageProbing {
             }
         } catch {
             for s in senders { try? await s.executeThenClose { _, _ in } }
-            throw .io("cannot send to the multicast group \(group):\(port): \(error)")
+            throw .io(.cannotSendToGroup(group, port: port, error: "\(error)"))
         }
         let found = NIOLockedValueBox<SocketAddress?>(nil)
         let sentProbes = NIOLockedValueBox<[MessageProbe]>([])
@@ -498,7 +497,7 @@ public enum MessageProbing {
                                             p.nonce == answer.nonce && keys.answerMAC(tag: p.tag, nonce: p.nonce, port: answer.port) == answer.mac
                                         }
                                         guard ok else {
-                                            log("ignored an answer from \(datagram.remoteAddress.ipAddress ?? "?") that does not prove the pair key")
+                                            steps(.ignoredAnswer(from: datagram.remoteAddress.ipAddress ?? "?"))
                                             continue
                                         }
                                         var address = datagram.remoteAddress

@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiCrypto
-import MeishiText
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -9,7 +8,7 @@ import NIOPosix
 import Glibc
 #endif
 
-/// Why a receiver refused a message (sent in a sealed refusal frame, logged by the receiver).
+/// Why a receiver refused a message (sent in a sealed refusal frame, told by the receiver).
 public enum MessageRefusal: UInt8, Sendable, CaseIterable {
     /// No contact of the receiver has the sender's key (or its card is gone).
     case unknownSender = 1
@@ -43,27 +42,6 @@ public enum MessageRefusal: UInt8, Sendable, CaseIterable {
     case rotationOfUnknownKey = 15
     /// A key rotation the receiver applied before (a replay): it holds the new key already.
     case rotationApplied = 16
-
-    public var description: String {
-        switch self {
-        case .unknownSender: "unknown sender"
-        case .wrongRecipient: "the message is for someone else"
-        case .authenticationFailed: "failed authentication"
-        case .expired: "expired"
-        case .oversized: "oversized"
-        case .unsignedSender: "the sender is an unsigned contact there"
-        case .malformed: "malformed message"
-        case .storeFailed: "the recipient could not store it"
-        case .notAuthenticated: "the exchange was not authenticated there (--yes without a code)"
-        case .otherDID: "the card is another person's"
-        case .notNewer: "not newer than the card held there"
-        case .invalidCard: "the card did not verify"
-        case .superseded: "that key was replaced there by a later one"
-        case .invalidRotation: "the key rotation did not verify"
-        case .rotationOfUnknownKey: "the key rotation is for a key not held there"
-        case .rotationApplied: "the key rotation was applied there before"
-        }
-    }
 }
 
 /// What a receiver made of a pushed card (`meishi card push`).
@@ -81,14 +59,16 @@ public enum MessageVerdict: Equatable, Sendable {
     case refused(MessageRefusal)
 }
 
-/// Why a message was not delivered.
+/// Why a message was not delivered, as a value: the application words it (no sentence is
+/// composed here).
 public enum MessageDeliveryFailure: Error, Equatable, Sendable {
-    /// Nobody answered (no listener recognised the probe, nothing at `--peer`) in time.
-    case notDelivered(String)
+    /// Nobody answered (no listener recognised the probe, nothing at `--peer`) in time, or the
+    /// connection to the listener failed.
+    case notDelivered(Undelivered)
     /// The receiver refused it.
     case refused(MessageRefusal)
     /// The peer is not the contact (the handshake failed), or broke the protocol.
-    case handshakeFailed(String)
+    case handshakeFailed(HandshakeProblem)
     case unknownHost(String)
     /// No IPv4 interface supports multicast, so no probe can find the listener (an IPv6-only
     /// network): only `--peer` can.
@@ -97,23 +77,46 @@ public enum MessageDeliveryFailure: Error, Equatable, Sendable {
     /// system cannot tell which link it is on.
     case linkLocalWithoutInterface(String)
     case addressInUse(Int)
-    case io(String)
+    /// A local failure (a socket, the interfaces), the system's words in it.
+    case io(ExchangeFailure.IOProblem)
     /// `--relay`: the mailbox server or the transit relay failed (nobody answering is `notDelivered`).
     case relay(RelayFailure)
 
-    public var description: String {
-        switch self {
-        case .notDelivered(let why): "not delivered: \(why)"
-        case .refused(let r): "refused by the recipient: \(r.description)"
-        case .handshakeFailed(let why): "the peer did not prove it is that contact: \(why)"
-        case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
-        case .noMulticastInterface: "no IPv4 network interface supports multicast"
-        case .linkLocalWithoutInterface(let h): "\(h) is a link-local address, which needs the interface it is on (as \(h)%eth0)"
-        case .addressInUse(let p): "port \(p) is already in use on this machine"
-        case .io(let w): w
-        case .relay(let r): r.description
-        }
+    /// How a note or a pushed card did not reach the listener.
+    public enum Undelivered: Equatable, Sendable {
+        /// No listener answered the pair's probe in time.
+        case noListenerAnswered
+        /// No listener answered on the pair's mailbox in time (`--relay`).
+        case noListenerOnMailbox
+        /// Connecting to the listener failed (the last attempt's problem).
+        case cannotConnect(NoteAddress, ExchangeFailure.ConnectProblem)
+        /// The listener closed the connection without answering the handshake.
+        case hungUp(NoteAddress)
+        /// No sealed answer came for what was sent (`card`: a card, else a message).
+        case notAcknowledged(NoteAddress, card: Bool)
+        /// The time ran out during the delivery.
+        case noAnswerInTime(NoteAddress)
+        /// The connection failed during the delivery (the system's words).
+        case connectionLost(NoteAddress, error: String)
     }
+
+    /// How the listener failed to prove it is the contact, or broke the protocol.
+    public enum HandshakeProblem: Equatable, Sendable {
+        /// Its answer to a message or a card was not one.
+        case malformedAcknowledgement
+        /// Its answer to the hello was not a handshake reply.
+        case unexpectedAnswer
+        /// Its handshake reply did not verify (not the contact's key).
+        case didNotVerify
+    }
+}
+
+/// Where a note or a pushed card went, as the sender reached the listener.
+public enum NoteAddress: Equatable, Sendable {
+    /// The listener's address, `HOST:PORT` (an IPv6 `--peer` in brackets).
+    case listener(String)
+    /// Through this transit relay (`--relay`).
+    case transitRelay(TransitAddress)
 }
 
 /// Frames of message delivery over TCP (docs/PROTOCOL.md §9.4), each in a 4-byte length prefix.
@@ -167,19 +170,20 @@ public struct MessageReceiver: Sendable {
     /// the handshake authenticated under its old key; nil: refused as unexpected frames.
     public var acceptRotation: (@Sendable (_ statements: [UInt8], _ card: [UInt8], _ sender: String) -> CardPushVerdict)?
     public var clock: @Sendable () -> Int64
-    public var log: @Sendable (String) -> Void
+    /// What the listener tells as it serves (refusals, probes, mailboxes).
+    public var events: @Sendable (ListenerEvent) -> Void
 
     public init(staticKey: X25519.SecretKey, table: PairTagTable, accept: @escaping @Sendable ([UInt8], String) -> MessageVerdict,
                 acceptCard: (@Sendable ([UInt8], String) -> CardPushVerdict)? = nil,
                 acceptRotation: (@Sendable ([UInt8], [UInt8], String) -> CardPushVerdict)? = nil,
-                clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
+                clock: @escaping @Sendable () -> Int64, events: @escaping @Sendable (ListenerEvent) -> Void) {
         self.acceptRotation = acceptRotation
         self.staticKey = staticKey
         self.table = table
         self.accept = accept
         self.acceptCard = acceptCard
         self.clock = clock
-        self.log = log
+        self.events = events
     }
 }
 
@@ -217,10 +221,11 @@ public enum MessageTransport {
 
     public static func bind(host: String?, port: Int) async throws(MessageDeliveryFailure) -> Listener {
         do { return Listener(server: try await ExchangeTransport.bind(host: host, port: port)) } catch {
-            if case .addressInUse(let p) = error { throw .addressInUse(p) }
-            // Message delivery still words its failures itself (MessageDeliveryFailure.description).
-            guard case .io(.cannotListen(let h, let p, let e)) = error else { throw .io("\(error)") }
-            throw .io("cannot listen on \(h):\(p): \(e)")
+            switch error {
+            case .addressInUse(let p): throw .addressInUse(p)
+            case .io(let problem): throw .io(problem)
+            default: throw .io(.other("\(error)"))
+            }
         }
     }
 
@@ -248,18 +253,19 @@ public enum MessageTransport {
         let slots = ConnectionSlots(total: maximumConnections, perSource: maximumPerSource)
         let served = NIOLockedValueBox(0)
         // Strangers (cut, or gone before a hello with a known tag): at most 5 lines a second, the rest counted.
-        let strangers = FailureSummary(burst: 5, log: receiver.log)
+        let strangers = FailureSummary(burst: 5, events: receiver.events)
         await withTaskCancellationHandler {
             try? await channel.executeThenClose { inbound in
                 await withDiscardingTaskGroup { group in
                     do {
                         for try await accepted in inbound {
                             guard let connection = accepted.take() else { continue }
-                            let address = senderLabel(connection.channel)
+                            let address = senderAddress(connection.channel)
                             // Waits while every slot holds a connection that said hello (extra connections wait here,
                             // then in the kernel's backlog); cuts an idle one instead when there is one.
-                            guard let slot = await slots.admit(address, close: { connection.channel.close(promise: nil) }, cut: { source in
-                                strangers.record("cut a connection from \(source): it had sent no hello while others waited", now: ExchangeTransport.now())
+                            // Connections whose address is gone count as one source ("").
+                            guard let slot = await slots.admit(address ?? "", close: { connection.channel.close(promise: nil) }, cut: { source in
+                                strangers.record(.cutIdle(from: source.isEmpty ? nil : source), now: ExchangeTransport.now())
                             }) else {
                                 try? await connection.channel.close()
                                 continue
@@ -282,10 +288,10 @@ public enum MessageTransport {
         return served.withLockedValue { $0 }
     }
 
-    /// A sender's address as the log names it; a connection already gone has none ("refused a
-    /// message from unknown" read as a name, trial 7 F11).
-    static func senderLabel(_ channel: Channel) -> String {
-        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress) ?? "a sender whose address is gone"
+    /// A sender's address as the listener's events name it; nil when the connection is already
+    /// gone (the application says so: "refused a message from unknown" read as a name, trial 7 F11).
+    static func senderAddress(_ channel: Channel) -> String? {
+        channel.remoteAddress?.ipAddress.map(ExchangeTransport.plainAddress)
     }
 
     /// One sender's connection: handshake, one envelope, the verdict. Every refusal is logged (those
@@ -293,13 +299,16 @@ public enum MessageTransport {
     static func handle(_ connection: Connection, receiver: MessageReceiver, replays: ReplayCache, timeout: TimeAmount,
                        strangers: FailureSummary? = nil, greeted: @Sendable () -> Void = {}) async {
         let channel = connection.channel
-        let address = senderLabel(channel)
+        let address = senderAddress(channel)
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
         var known = false
-        func refuse(_ why: String) {
-            let line = "refused a message from \(address): \(why)"
-            if !known, let strangers { strangers.record(line, now: ExchangeTransport.now()) } else { receiver.log(line) }
+        func refuse(_ why: ListenerRefusal) {
+            if !known, let strangers {
+                strangers.record(.refused(from: address, why), now: ExchangeTransport.now())
+            } else {
+                receiver.events(.refused(from: address, why))
+            }
         }
         try? await connection.executeThenClose { inbound, outbound in
             var frames = FrameReader(iterator: inbound.makeAsyncIterator())
@@ -307,12 +316,12 @@ public enum MessageTransport {
             do {
                 guard let hello = try await frames.next(), hello.first == MessageFrame.hello,
                       hello.count >= 1 + PairKeys.tagByteCount + 32 + ChaCha20Poly1305.tagByteCount else {
-                    return refuse("not a message hello")
+                    return refuse(.notAHello)
                 }
                 let tag = Array(hello[1..<1 + PairKeys.tagByteCount])
                 let now = receiver.clock()
                 guard let entry = receiver.table.lookup(tag, at: now) else {
-                    return refuse(MessageRefusal.unknownSender.description)  // nothing sent: a stranger learns nothing
+                    return refuse(.message(.unknownSender))  // nothing sent: a stranger learns nothing
                 }
                 known = true
                 greeted()
@@ -320,25 +329,25 @@ public enum MessageTransport {
                                     remoteStatic: entry.keys.sender)
                 let payload: [UInt8]
                 do { payload = try noise.readMessage(Array(hello.dropFirst(1 + PairKeys.tagByteCount))) } catch {
-                    return refuse(MessageRefusal.authenticationFailed.description + " (handshake)")
+                    return refuse(.handshakeNotAuthenticated)
                 }
-                guard payload.count == 8 else { return refuse("malformed handshake") }
+                guard payload.count == 8 else { return refuse(.malformedHandshake) }
                 let sent = Int64(bitPattern: payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
                 // Compared without subtracting the peer's number, which could overflow (any 8 bytes arrive).
                 guard sent >= now - MessageFrame.maximumSkew, sent <= now + MessageFrame.maximumSkew else {
-                    return refuse("stale handshake (a replay, or clocks more than \(MessageFrame.maximumSkew)s apart)")
+                    return refuse(.staleHandshake(maximumSkew: MessageFrame.maximumSkew))
                 }
                 guard replays.admit(noise.remoteEphemeral!.rawRepresentation, now: ExchangeTransport.now()) else {
-                    return refuse("replayed handshake")
+                    return refuse(.replayedHandshake)
                 }
                 try await send([MessageFrame.reply] + (try noise.writeMessage([])))
                 let (sender, receiving) = noise.split()
                 guard let sealed = try await frames.next(), sealed.first == MessageFrame.sealed else {
-                    return refuse("no message after the handshake")
+                    return refuse(.noMessage)
                 }
                 let inner: [UInt8]
                 do { inner = try receiving.open(Array(sealed.dropFirst())) } catch {
-                    return refuse(MessageRefusal.authenticationFailed.description)
+                    return refuse(.message(.authenticationFailed))
                 }
                 // Everything the sender had to send has come: the time limit bounds waiting for a
                 // peer, not our own work. A slow store write (a loaded machine) cut the connection
@@ -361,20 +370,20 @@ public enum MessageTransport {
                     switch pushed {
                     case .stored(let timestamp): answer = [MessageFrame.cardAck] + bigEndian(timestamp)
                     case .refused(let reason):
-                        refuse("a card: " + reason.description)
+                        refuse(.card(reason))
                         answer = [MessageFrame.refusal, reason.rawValue]
                     }
                     return try await send([MessageFrame.sealed] + sender.seal(answer))
                 }
-                guard inner.first == MessageFrame.envelope else { return refuse("unexpected frame") }
+                guard inner.first == MessageFrame.envelope else { return refuse(.unexpectedFrame) }
                 let envelope = Array(inner.dropFirst())
                 let verdict = receiver.accept(envelope, entry.owner)
-                if case .refused(let reason) = verdict { refuse(reason.description) }
+                if case .refused(let reason) = verdict { refuse(.message(reason)) }
                 try await send([MessageFrame.sealed] + sender.seal(MessageAnswer(verdict: verdict, envelope: envelope).encoded))
             } catch let e as ExchangeError {
-                refuse(e.wireReason)
+                refuse(.protocolViolation(e))
             } catch {
-                refuse("connection lost (\(error))")
+                refuse(.connectionLost(error: "\(error)"))
             }
         }
     }
@@ -399,12 +408,12 @@ public enum MessageTransport {
     /// resolves the host, then `deliver`. Returns the verdict and the address as people read it.
     public static func send(_ envelope: MessageEnvelope, to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
-                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (MessageVerdict, String) {
+                            steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> (MessageVerdict, NoteAddress) {
         let deadline = ExchangeTransport.now() + seconds
         let (answer, label) = try await converse([MessageFrame.envelope] + envelope.encoded, to: destination, keys: keys, staticKey: staticKey,
-                                                 clock: clock, deadline: deadline, log: log)
+                                                 clock: clock, deadline: deadline, steps: steps)
         guard let verdict = MessageAnswer(decoding: answer)?.verdict(for: envelope.id) else {
-            throw .handshakeFailed("a malformed acknowledgement")
+            throw .handshakeFailed(.malformedAcknowledgement)
         }
         return (verdict, label)
     }
@@ -415,20 +424,20 @@ public enum MessageTransport {
     /// under the old key the caller passes as `keys`/`staticKey`.
     public static func push(card: [UInt8], rotation: [UInt8]? = nil, to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
                             clock: @escaping @Sendable () -> Int64, seconds: Double,
-                            log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (CardPushVerdict, String) {
+                            steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> (CardPushVerdict, NoteAddress) {
         let deadline = ExchangeTransport.now() + seconds
         let inner = rotation.map { r in [MessageFrame.rotation, UInt8(r.count >> 8), UInt8(r.count & 0xFF)] + r + card }
             ?? [MessageFrame.card] + card
         let (answer, label) = try await converse(inner, to: destination, keys: keys, staticKey: staticKey, clock: clock,
-                                                 deadline: deadline, log: log)
+                                                 deadline: deadline, steps: steps)
         switch answer.first {
         case MessageFrame.cardAck? where answer.count == 9:
             return (.stored(timestamp: Int64(bitPattern: answer.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })), label)
         case MessageFrame.refusal? where answer.count == 2:
-            guard let reason = MessageRefusal(rawValue: answer[1]) else { throw .handshakeFailed("a malformed acknowledgement") }
+            guard let reason = MessageRefusal(rawValue: answer[1]) else { throw .handshakeFailed(.malformedAcknowledgement) }
             return (.refused(reason), label)
         default:
-            throw .handshakeFailed("a malformed acknowledgement")
+            throw .handshakeFailed(.malformedAcknowledgement)
         }
     }
 
@@ -436,14 +445,14 @@ public enum MessageTransport {
     /// opened, with the listener's address as people read it (through the relay: the transit relay's).
     static func converse(_ inner: [UInt8], to destination: Destination, keys: PairKeys, staticKey: X25519.SecretKey,
                          clock: @escaping @Sendable () -> Int64, deadline: Double,
-                         log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ([UInt8], String) {
+                         steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> ([UInt8], NoteAddress) {
         if case .relay(let servers) = destination {
-            let connection = try await RelayNotes.meet(servers, keys: keys, unixTime: clock(), deadline: deadline, log: log)
-            let label = "the transit relay \(servers.transit)"
+            let connection = try await RelayNotes.meet(servers, keys: keys, unixTime: clock(), deadline: deadline, steps: steps)
+            let label = NoteAddress.transitRelay(servers.transit)
             return (try await talk(inner, over: connection, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
                                    deadline: deadline), label)
         }
-        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, log: log)
+        let (address, label) = try await locate(destination, keys: keys, clock: clock, deadline: deadline, steps: steps)
         return (try await converse(inner, to: address, label: label, keys: keys, staticKey: staticKey, unixTime: clock(),
                                    deadline: deadline), label)
     }
@@ -451,9 +460,9 @@ public enum MessageTransport {
     /// The address of `destination` and its label as people read it: resolved, or found by the
     /// pair's probe before `deadline`.
     static func locate(_ destination: Destination, keys: PairKeys, clock: @escaping @Sendable () -> Int64, deadline: Double,
-                       log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> (SocketAddress, String) {
+                       steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> (SocketAddress, NoteAddress) {
         let address: SocketAddress
-        let label: String
+        let label: NoteAddress
         switch destination {
         case .relay: preconditionFailure("a relay has no address (converse meets there)")
         case .peer(let host, let port):
@@ -461,13 +470,13 @@ public enum MessageTransport {
             if case .v6(let a) = address, a.address.sin6_scope_id == 0, Self.isLinkLocal(a.address.sin6_addr) {
                 throw .linkLocalWithoutInterface(host)
             }
-            label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            label = .listener(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
         case .probe(let interface):
-            guard let found = try await MessageProbing.find(keys: keys, unixTime: clock, deadline: deadline, interface: interface, log: log) else {
-                throw .notDelivered("no listener answered for this contact")
+            guard let found = try await MessageProbing.find(keys: keys, unixTime: clock, deadline: deadline, interface: interface, steps: steps) else {
+                throw .notDelivered(.noListenerAnswered)
             }
             address = found
-            label = "\(ExchangeTransport.plainAddress(found.ipAddress ?? "?")):\(found.port ?? 0)"
+            label = .listener("\(ExchangeTransport.plainAddress(found.ipAddress ?? "?")):\(found.port ?? 0)")
         }
         return (address, label)
     }
@@ -477,33 +486,33 @@ public enum MessageTransport {
     /// are retried until `deadline` (monotonic seconds), but a refused connection only for
     /// `refusedGrace` seconds: a listener just starting gets that long, nothing listening does
     /// not keep the sender waiting for its whole timeout.
-    static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: String, keys: PairKeys,
+    static func deliver(_ envelope: MessageEnvelope, to address: SocketAddress, label: NoteAddress, keys: PairKeys,
                                staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
                                refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> MessageVerdict {
         let inner = try await converse([MessageFrame.envelope] + envelope.encoded, to: address, label: label, keys: keys,
                                        staticKey: staticKey, unixTime: unixTime, deadline: deadline, refusedGrace: refusedGrace)
         guard let verdict = MessageAnswer(decoding: inner)?.verdict(for: envelope.id) else {
-            throw MessageDeliveryFailure.handshakeFailed("a malformed acknowledgement")
+            throw MessageDeliveryFailure.handshakeFailed(.malformedAcknowledgement)
         }
         return verdict
     }
 
     /// One delivery connection: the handshake, `inner` sealed, and the listener's sealed answer, opened.
-    static func converse(_ inner: [UInt8], to address: SocketAddress, label: String, keys: PairKeys,
+    static func converse(_ inner: [UInt8], to address: SocketAddress, label: NoteAddress, keys: PairKeys,
                          staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double,
                          refusedGrace: Double = 2) async throws(MessageDeliveryFailure) -> [UInt8] {
         let connection: Connection
         switch await ExchangeTransport.connect(to: address, until: deadline - 0.05, attemptTimeout: { .milliseconds(Int64(max(0.05, $0) * 1000)) },
                                                refusedGrace: refusedGrace, pause: .milliseconds(20)) {
         case .success(let c): connection = c
-        case .failure(let f): throw .notDelivered("cannot connect to \(label): \(f.words.isEmpty ? "no answer" : f.words)")
+        case .failure(let f): throw .notDelivered(.cannotConnect(label, f.problem))
         }
         return try await talk(inner, over: connection, label: label, keys: keys, staticKey: staticKey, unixTime: unixTime, deadline: deadline)
     }
 
     /// The delivery over a connection made (to the listener, or through the transit relay): the
     /// handshake, `inner` sealed, and the listener's sealed answer, opened.
-    static func talk(_ inner: [UInt8], over connection: Connection, label: String, keys: PairKeys,
+    static func talk(_ inner: [UInt8], over connection: Connection, label: NoteAddress, keys: PairKeys,
                      staticKey: X25519.SecretKey, unixTime: Int64, deadline: Double) async throws(MessageDeliveryFailure) -> [UInt8] {
         let channel = connection.channel
         let timedOut = NIOLockedValueBox(false)
@@ -521,25 +530,25 @@ public enum MessageTransport {
                 let time = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: unixTime) >> (56 - 8 * UInt64($0))) }
                 try await send([MessageFrame.hello] + tag + (try noise.writeMessage(time)))
                 guard let reply = try await frames.next() else {
-                    throw MessageDeliveryFailure.notDelivered("\(label) hung up without answering (not a contact that knows us, or a stale clock)")
+                    throw MessageDeliveryFailure.notDelivered(.hungUp(label))
                 }
-                guard reply.first == MessageFrame.reply else { throw MessageDeliveryFailure.handshakeFailed("unexpected answer") }
+                guard reply.first == MessageFrame.reply else { throw MessageDeliveryFailure.handshakeFailed(.unexpectedAnswer) }
                 do { _ = try noise.readMessage(Array(reply.dropFirst())) } catch {
-                    throw MessageDeliveryFailure.handshakeFailed("the handshake did not verify")
+                    throw MessageDeliveryFailure.handshakeFailed(.didNotVerify)
                 }
                 let (sending, receiving) = noise.split()
                 try await send([MessageFrame.sealed] + sending.seal(inner))
                 guard let sealed = try await frames.next(), sealed.first == MessageFrame.sealed,
                       let answer = try? receiving.open(Array(sealed.dropFirst())) else {
-                    throw MessageDeliveryFailure.notDelivered("\(label) did not acknowledge \(inner.first == MessageFrame.card ? "the card" : "the message")")
+                    throw MessageDeliveryFailure.notDelivered(.notAcknowledged(label, card: inner.first == MessageFrame.card))
                 }
                 return answer
             }
         } catch let e as MessageDeliveryFailure {
             throw e
         } catch {
-            if timedOut.withLockedValue({ $0 }) { throw .notDelivered("\(label) did not answer in time") }
-            throw .notDelivered("connection to \(label) lost (\(error))")
+            if timedOut.withLockedValue({ $0 }) { throw .notDelivered(.noAnswerInTime(label)) }
+            throw .notDelivered(.connectionLost(label, error: "\(error)"))
         }
     }
 }

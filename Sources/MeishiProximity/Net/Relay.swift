@@ -101,7 +101,7 @@ enum Relay {
                 }
                 guard let met else {
                     if expired.withLockedValue({ $0 }) { return .failure(.relay(.peerNeverCame(nameplate))) }
-                    return .failure(.relay(.mailboxLost("it closed the connection before the other side came")))
+                    return .failure(.relay(.mailboxLost(.closed(before: .otherSide))))
                 }
                 let until = min(deadline, ExchangeTransport.now() + Double(stepTimeout.nanoseconds) / 1e9)
                 let transit: Result<TransitRace.Entry, ExchangeFailure>
@@ -125,7 +125,7 @@ enum Relay {
             }
         } catch {
             if expired.withLockedValue({ $0 }) { throw .relay(.peerNeverCame(nameplate)) }
-            throw .relay(.mailboxLost("\(ExchangeTransport.plainWords(error))"))
+            throw .relay(.mailboxLost(.failed(ExchangeTransport.connectProblem(error))))
         }
         mailbox = state
         return try outcome.get()
@@ -163,17 +163,17 @@ enum Relay {
                     }
                 }
         } catch {
-            throw .relay(.mailboxUnreachable("cannot connect to \(url): \(ExchangeTransport.plainWords(error))"))
+            throw .relay(.mailboxUnreachable(url, ExchangeTransport.connectProblem(error)))
         }
         do {
             switch try await upgraded.get() {
             case .websocket(let socket): return socket
-            case .refused: throw ExchangeFailure.relay(.notAMailbox("\(url) did not accept a WebSocket"))
+            case .refused: throw ExchangeFailure.relay(.notAMailbox(url, nil))
             }
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .relay(.notAMailbox("\(url) did not answer as a mailbox server: \(ExchangeTransport.plainWords(error))"))
+            throw .relay(.notAMailbox(url, ExchangeTransport.connectProblem(error)))
         }
     }
 
@@ -193,7 +193,7 @@ enum Relay {
                     }
                 }
         } catch {
-            throw .relay(.transitUnreachable("cannot connect to \(address): \(ExchangeTransport.plainWords(error))"))
+            throw .relay(.transitUnreachable(address, ExchangeTransport.connectProblem(error)))
         }
         let (connection, paired) = connected
         let timer = connection.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(max(0.5, deadline - ExchangeTransport.now()) * 1e9))) {
@@ -206,7 +206,7 @@ enum Relay {
         } catch {
             try? await connection.executeThenClose { _, _ in }  // finished, not dropped (see ExchangeTransport.Accepted)
             if let e = error as? RelayFailure { throw .relay(e) }
-            throw .relay(.transitRefused("it closed the connection before pairing us"))
+            throw .relay(.transitRefused(.closedBeforePairing))
         }
     }
 }
@@ -261,7 +261,7 @@ final class TransitHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
     func channelInactive(context: ChannelHandlerContext) {
         if !done {
             done = true
-            paired.fail(RelayFailure.transitRefused("it closed the connection before pairing us"))
+            paired.fail(RelayFailure.transitRefused(.closedBeforePairing))
         }
         context.fireChannelInactive()
     }
@@ -279,7 +279,7 @@ final class TransitHandshakeHandler: ChannelDuplexHandler, RemovableChannelHandl
     func handlerRemoved(context: ChannelHandlerContext) {
         if !done {
             done = true
-            paired.fail(RelayFailure.transitRefused("it closed the connection before pairing us"))
+            paired.fail(RelayFailure.transitRefused(.closedBeforePairing))
         }
     }
 }

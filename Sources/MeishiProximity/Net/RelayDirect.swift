@@ -318,7 +318,7 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if step == .relayAnswer { relayFailed?(.transitRefused("it closed the connection before pairing us")) }
+        if step == .relayAnswer { relayFailed?(.transitRefused(.closedBeforePairing)) }
         step = .done
         context.fireChannelInactive()
     }
@@ -332,7 +332,7 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: terms.own)), promise: nil)
             }
             guard let end = pending.firstIndex(of: UInt8(ascii: "\n")) else {
-                if pending.count > Self.maximumLine { refuse(context, "it answered something that is not a transit relay's line") }
+                if pending.count > Self.maximumLine { refuse(context, .notARelayLine) }
                 return
             }
             let line = Array(pending[...end])
@@ -340,7 +340,7 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch step {
             case .relayAnswer:
                 guard line == Array("ok\n".utf8) else {
-                    return refuse(context, "it answered '\(String(decoding: line.dropLast().prefix(64), as: UTF8.self))'")
+                    return refuse(context, .answered(String(decoding: line.dropLast().prefix(64), as: UTF8.self)))
                 }
                 step = .role
             case .role:
@@ -370,8 +370,8 @@ final class TransitRaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// This connection will not carry the session; through the relay, why it did not pair us.
-    private func refuse(_ context: ChannelHandlerContext, _ relayWords: String?) {
-        if step == .relayAnswer, let relayWords { relayFailed?(.transitRefused(relayWords)) }
+    private func refuse(_ context: ChannelHandlerContext, _ relayRefusal: TransitRefusal?) {
+        if step == .relayAnswer, let relayRefusal { relayFailed?(.transitRefused(relayRefusal)) }
         step = .done
         context.close(promise: nil)
     }
@@ -465,7 +465,7 @@ extension Relay {
             participant.events(.step(.connectingToTransit(servers)))
             race.attemptStarted(relay: true)
             await dial(servers.transit.host, servers.transit.port, race: race, path: .relay, name: "the transit relay \(servers.transit)",
-                       timeout: timeLeft(), relayRequest: TransitHandshake.request(token: token, side: mailbox.side), address: "\(servers.transit)")
+                       timeout: timeLeft(), relayRequest: TransitHandshake.request(token: token, side: mailbox.side), transit: servers.transit)
         }
         let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: timeLeft()) { race.giveUp() }
         defer {
@@ -473,12 +473,12 @@ extension Relay {
             relay.cancel()
         }
         for await winner in race.winners { return winner }
-        throw .relay(race.relayFailure ?? .transitRefused("neither a direct connection nor the relay paired us in time"))
+        throw .relay(race.relayFailure ?? .transitRefused(.nobodyPairedInTime))
     }
 
-    /// One outgoing attempt of the race; `relayRequest` for the transit relay.
+    /// One outgoing attempt of the race; `relayRequest` and `transit` for the transit relay.
     static func dial(_ host: String, _ port: Int, race: TransitRace, path: RelayPath, name: String, timeout: TimeAmount,
-                     relayRequest: [UInt8]? = nil, address: String = "") async {
+                     relayRequest: [UInt8]? = nil, transit: TransitAddress? = nil) async {
         let relayFailed: (@Sendable (RelayFailure) -> Void)? = relayRequest.map { _ in { @Sendable failure in race.noteRelayFailure(failure) } }
         do {
             let _: Void = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -497,7 +497,7 @@ extension Relay {
                     }
                 }
         } catch {
-            race.attemptEnded(relayRequest == nil ? nil : .transitUnreachable("cannot connect to \(address): \(ExchangeTransport.plainWords(error))"))
+            race.attemptEnded(transit.map { .transitUnreachable($0, ExchangeTransport.connectProblem(error)) })
         }
     }
 }

@@ -112,7 +112,7 @@ public struct NoteMailbox: Sendable {
 
     /// Takes one message from the server; `unixTime` is the listener's clock now.
     public mutating func receive(_ text: [UInt8], unixTime: Int64) throws(RelayFailure) -> [Event] {
-        let (type, json) = try MailboxSession.serverMessage(text, crowded: .refusedByMailbox("crowded"))
+        let (type, json) = try MailboxSession.serverMessage(text, crowded: .refusedByMailbox(.said("crowded")))
         switch type {
         case "pong":
             live = true

@@ -26,15 +26,15 @@ enum RelayNotes {
     /// Calls on the pair's mailbox of today until the listener answers (before `deadline`), then
     /// returns the connection through the transit relay, paired with it.
     static func meet(_ servers: RelayServers, keys: PairKeys, unixTime: Int64, deadline: Double,
-                     log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
-        try await meet(servers, at: keys.relayMeeting(day: RelayMeeting.day(at: unixTime)), unixTime: unixTime, deadline: deadline, log: log)
+                     steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
+        try await meet(servers, at: keys.relayMeeting(day: RelayMeeting.day(at: unixTime)), unixTime: unixTime, deadline: deadline, steps: steps)
     }
 
     /// Calls on `meeting`'s mailbox as its sender (whoever knows its id and sides: the pair, or the server).
     static func meet(_ servers: RelayServers, at meeting: RelayMeeting, unixTime: Int64, deadline: Double,
-                     log: @escaping @Sendable (String) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
+                     steps: @escaping @Sendable (DeliveryStep) -> Void) async throws(MessageDeliveryFailure) -> ExchangeTransport.Connection {
         var mailbox = NoteMailbox(meeting, role: .sender(nonce: SecureRandom.bytes(NoteMailbox.nonceBytes), unixTime: unixTime))
-        log("calling on the mailbox server \(servers.mailbox) (the pair's mailbox of day \(meeting.day), side \(mailbox.side))")
+        steps(.callingOnMailbox(servers.mailbox, day: meeting.day, side: mailbox.side))
         let socket: Relay.WebSocket
         do { socket = try await Relay.openWebSocket(servers.mailbox, timeout: .seconds(max(1, Int64(deadline - ExchangeTransport.now())))) } catch {
             throw Self.failure(error)
@@ -74,10 +74,10 @@ enum RelayNotes {
                 }
                 calling.cancel()
                 guard let token else {
-                    if expired.withLockedValue({ $0 }) { return .failure(.notDelivered(Self.nobodyAnswered)) }
-                    return .failure(.relay(.mailboxLost("it closed the connection before the listener answered")))
+                    if expired.withLockedValue({ $0 }) { return .failure(.notDelivered(.noListenerOnMailbox)) }
+                    return .failure(.relay(.mailboxLost(.closed(before: .listener))))
                 }
-                log("the listener answered; connecting to the transit relay \(servers.transit)")
+                steps(.listenerAnswered(servers.transit))
                 let transit: Result<ExchangeTransport.Connection, MessageDeliveryFailure>
                 do throws(ExchangeFailure) {
                     transit = .success(try await Relay.connectTransit(servers.transit, token: token, side: mailbox.side, until: deadline))
@@ -89,13 +89,11 @@ enum RelayNotes {
                 return transit
             }
         } catch {
-            if expired.withLockedValue({ $0 }) { throw .notDelivered(Self.nobodyAnswered) }
-            throw .relay(.mailboxLost("\(ExchangeTransport.plainWords(error))"))
+            if expired.withLockedValue({ $0 }) { throw .notDelivered(.noListenerOnMailbox) }
+            throw .relay(.mailboxLost(.failed(ExchangeTransport.connectProblem(error))))
         }
         return try outcome.get()
     }
-
-    static let nobodyAnswered = "no listener answered through the mailbox server for this contact"
 
     // MARK: The listener
 
@@ -109,17 +107,17 @@ enum RelayNotes {
         let welcomed: Result<Void, RelayFailure>? = try? await socket.executeThenClose { inbound, outbound in
             for try await frame in inbound where frame.opcode == .text {
                 guard let json = try? StrictJSONParser.parse(Array(frame.unmaskedData.readableBytesView)),
-                      case .string("welcome")? = json["type"] else { return .failure(.refusedByMailbox("it did not welcome us")) }
-                if case .string(let why)? = json["welcome"]?["error"] { return .failure(.refusedByMailbox(why)) }
+                      case .string("welcome")? = json["type"] else { return .failure(.refusedByMailbox(.noWelcome)) }
+                if case .string(let why)? = json["welcome"]?["error"] { return .failure(.refusedByMailbox(.said(why))) }
                 try await outbound.write(Self.goodbye)
                 return .success(())
             }
-            return .failure(.mailboxLost("it closed the connection before welcoming us"))
+            return .failure(.mailboxLost(.closed(before: .welcome)))
         }
         switch welcomed {
         case .success?: return
         case .failure(let r)?: throw .relay(r)
-        case nil: throw .relay(.mailboxLost("no welcome within \(timeout.nanoseconds / 1_000_000_000) s"))
+        case nil: throw .relay(.mailboxLost(.noWelcome(seconds: timeout.nanoseconds / 1_000_000_000)))
         }
     }
 
@@ -131,7 +129,7 @@ enum RelayNotes {
     static func serve(_ servers: RelayServers, table: PairTagTable, receiver: MessageReceiver, replays: ReplayCache,
                       connectionTimeout: Int64) async {
         let held = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
-        let lost = FailureSummary(burst: 1, counting: "lost mailboxes", log: receiver.log)
+        let lost = FailureSummary(burst: 1, events: receiver.events)
         await withTaskCancellationHandler {
             while !Task.isCancelled {
                 let now = receiver.clock()
@@ -171,7 +169,7 @@ enum RelayNotes {
                 try await holdOnce(&mailbox, servers: servers, receiver: receiver, replays: replays, connectionTimeout: connectionTimeout)
             } catch {
                 if !Task.isCancelled {
-                    lost.record("the mailbox server: \(error.description); trying again every \(Int(retrySeconds)) s", now: ExchangeTransport.now())
+                    lost.record(.mailboxLost(error, retrySeconds: Int(retrySeconds)), now: ExchangeTransport.now())
                 }
             }
             try? await Task.sleep(for: .seconds(retrySeconds))
@@ -208,7 +206,7 @@ enum RelayNotes {
                                 return true
                             }
                             guard admitted else {
-                                receiver.log("a contact called through the mailbox server while \(maximumSessions) calls were in hand: not answered")
+                                receiver.events(.callNotAnswered(maximum: maximumSessions))
                                 continue
                             }
                             for case .send(let m) in events { try await outbound.write(Self.text(m)) }
@@ -221,11 +219,11 @@ enum RelayNotes {
                                 }
                             }
                         case .ping: try await outbound.write(Self.pong(frame))
-                        case .connectionClose: return .failure(.relay(.mailboxLost("it closed the connection")))
+                        case .connectionClose: return .failure(.relay(.mailboxLost(.closed(before: nil))))
                         default: break
                         }
                     }
-                    return .failure(.relay(.mailboxLost("it closed the connection")))
+                    return .failure(.relay(.mailboxLost(.closed(before: nil))))
                 }
             }
         } onCancel: {
@@ -235,7 +233,7 @@ enum RelayNotes {
         switch outcome {
         case .failure(let f)?: throw f
         case .success?: return
-        case nil: throw .relay(.mailboxLost("the connection was lost"))
+        case nil: throw .relay(.mailboxLost(.lost))
         }
     }
 
@@ -247,7 +245,7 @@ enum RelayNotes {
             connection = try await Relay.connectTransit(servers.transit, token: token, side: side,
                                                         until: ExchangeTransport.now() + transitSeconds)
         } catch {
-            receiver.log("a contact called through the mailbox server, but \(Self.failure(error).description)")
+            receiver.events(.callFailed(Self.failure(error)))
             return
         }
         await MessageTransport.handle(connection, receiver: receiver, replays: replays, timeout: .seconds(connectionTimeout))
@@ -270,6 +268,6 @@ enum RelayNotes {
     /// The relay's failure as a delivery's (every one `Relay` throws is a `.relay`).
     static func failure(_ e: ExchangeFailure) -> MessageDeliveryFailure {
         if case .relay(let r) = e { return .relay(r) }
-        return .io("\(e)")
+        return .io(.other("\(e)"))
     }
 }

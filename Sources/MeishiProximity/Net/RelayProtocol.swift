@@ -7,46 +7,74 @@ import MeishiText
 
 /// Why an exchange through the mailbox server and transit relay did not get as far as the session.
 public enum RelayFailure: Error, Equatable, Sendable {
-    /// The mailbox server could not be reached (the system's words).
-    case mailboxUnreachable(String)
-    /// Something answered at the mailbox URL but did not speak WebSocket.
-    case notAMailbox(String)
+    /// The mailbox server could not be reached: connecting to it failed.
+    case mailboxUnreachable(MailboxURL, ExchangeFailure.ConnectProblem)
+    /// Something answered at the mailbox URL but did not speak WebSocket: it answered plain
+    /// HTTP (nil), or the upgrade failed (how).
+    case notAMailbox(MailboxURL, ExchangeFailure.ConnectProblem?)
     /// Two other sides hold the code's nameplate already (the server said "crowded").
     case nameplateTaken(Int)
-    /// The mailbox server refused a message of ours, in its words.
-    case refusedByMailbox(String)
-    /// The mailbox server closed the connection before the other side came.
-    case mailboxLost(String)
+    /// The mailbox server refused us or a message of ours.
+    case refusedByMailbox(MailboxRefusal)
+    /// The mailbox server's connection ended before we were done with it.
+    case mailboxLost(MailboxLoss)
     /// Nobody else claimed the nameplate within the time allowed.
     case peerNeverCame(Int)
     /// The other side's message in meishi's phase is not a transit nonce.
     case peerNotMeishi
-    /// The transit relay could not be reached (the system's words).
-    case transitUnreachable(String)
-    /// The transit relay did not pair us: its line (`impatient`, `bad handshake`) or what happened.
-    case transitRefused(String)
+    /// The transit relay could not be reached: connecting to it failed.
+    case transitUnreachable(TransitAddress, ExchangeFailure.ConnectProblem)
+    /// The transit relay did not pair us.
+    case transitRefused(TransitRefusal)
     /// The connection that carried the session (through the transit relay, or direct) ended
     /// before the session did: `path` names it ("the transit relay tcp:HOST:PORT").
     case sessionLost(path: String, ConnectionLoss)
 }
 
-extension RelayFailure: CustomStringConvertible {
-    /// In words, for the note paths (`send`/`listen --relay`, `card push`) whose failures are still
-    /// worded here; the exchange's CLI words `sessionLost` itself (its loss in the session's terms).
-    public var description: String {
-        switch self {
-        case .mailboxUnreachable(let w): "the mailbox server is unreachable: \(w)"
-        case .notAMailbox(let w): w
-        case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
-        case .refusedByMailbox(let w): "the mailbox server refused: \(TerminalText.sanitized(w))"
-        case .mailboxLost(let w): "lost the mailbox server: \(w)"
-        case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
-        case .peerNotMeishi: "the other side on the mailbox does not speak meishi's relay protocol"
-        case .transitUnreachable(let w): "the transit relay is unreachable: \(w)"
-        case .transitRefused(let w): "the transit relay did not pair us: \(TerminalText.sanitized(w))"
-        case .sessionLost(let path, _): "lost \(path)"
-        }
+/// How the mailbox server refused us (`RelayFailure.refusedByMailbox`).
+public enum MailboxRefusal: Equatable, Sendable {
+    /// Its error, in its words (escaped for a terminal where it arrives in a mailbox message).
+    case said(String)
+    /// It sent something that is not a mailbox message.
+    case notAMailboxMessage
+    /// It sent a second `claimed`, or one without a mailbox.
+    case badClaim
+    /// Its first message was not a welcome.
+    case noWelcome
+}
+
+/// How the mailbox server's connection ended early (`RelayFailure.mailboxLost`).
+public enum MailboxLoss: Equatable, Sendable {
+    /// It closed the connection (before what, when something was awaited).
+    case closed(before: MailboxWait?)
+    /// The connection failed.
+    case failed(ExchangeFailure.ConnectProblem)
+    /// No welcome came within `seconds`.
+    case noWelcome(seconds: Int64)
+    /// The connection was lost (a listener's mailbox, for no error it could name).
+    case lost
+
+    /// What a side waited for on the mailbox when the server closed the connection.
+    public enum MailboxWait: Equatable, Sendable {
+        /// The other side of an exchange.
+        case otherSide
+        /// The listener a note's sender called.
+        case listener
+        /// The server's welcome.
+        case welcome
     }
+}
+
+/// How the transit relay did not pair us (`RelayFailure.transitRefused`).
+public enum TransitRefusal: Equatable, Sendable {
+    /// It answered this line (`impatient`, `bad handshake`), not `ok`.
+    case answered(String)
+    /// It answered something longer than a transit relay's line.
+    case notARelayLine
+    /// It closed the connection before pairing us.
+    case closedBeforePairing
+    /// Transit v2: neither a direct connection nor the relay paired us in time.
+    case nobodyPairedInTime
 }
 
 /// Where the mailbox server and the transit relay are.
@@ -223,7 +251,7 @@ public struct MailboxSession: Sendable {
         case "welcome":
             return []
         case "claimed":
-            guard mailbox == nil, case .string(let id)? = json["mailbox"] else { throw .refusedByMailbox("it sent a second or malformed 'claimed'") }
+            guard mailbox == nil, case .string(let id)? = json["mailbox"] else { throw .refusedByMailbox(.badClaim) }
             mailbox = id
             let offer = hints.map { [Event.send(Self.message(["type": .string("add"), "phase": .string(Self.hintsPhase),
                                                               "body": .string(Hex.encode(Self.hintsBody($0)))]))] } ?? []
@@ -264,13 +292,13 @@ public struct MailboxSession: Sendable {
     /// or an `error` message, is thrown in the server's words (`crowded`: two sides hold it already).
     static func serverMessage(_ text: [UInt8], crowded: RelayFailure) throws(RelayFailure) -> (type: String, json: JSONValue) {
         guard let json = try? StrictJSONParser.parse(text), case .string(let type)? = json["type"] else {
-            throw .refusedByMailbox("it sent something that is not a mailbox message")
+            throw .refusedByMailbox(.notAMailboxMessage)
         }
-        if type == "welcome", case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(TerminalText.sanitized(why)) }
+        if type == "welcome", case .string(let why)? = json["welcome"]?["error"] { throw .refusedByMailbox(.said(TerminalText.sanitized(why))) }
         if type == "error" {
             let why: String = if case .string(let e)? = json["error"] { e } else { "an error" }
             if why == "crowded" { throw crowded }
-            throw .refusedByMailbox(TerminalText.sanitized(why))
+            throw .refusedByMailbox(.said(TerminalText.sanitized(why)))
         }
         return (type, json)
     }
@@ -322,12 +350,12 @@ public struct TransitHandshake: Sendable {
             rest = rest.dropFirst()
             if b == UInt8(ascii: "\n") {
                 guard line == Array("ok".utf8) else {
-                    throw .transitRefused("it answered '\(TerminalText.sanitized(String(decoding: line, as: UTF8.self)))'")
+                    throw .transitRefused(.answered(TerminalText.sanitized(String(decoding: line, as: UTF8.self))))
                 }
                 return Array(rest)
             }
             line.append(b)
-            guard line.count <= Self.maximumLine else { throw .transitRefused("it answered something that is not a transit relay's line") }
+            guard line.count <= Self.maximumLine else { throw .transitRefused(.notARelayLine) }
         }
         return nil
     }

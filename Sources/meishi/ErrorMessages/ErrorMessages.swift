@@ -1,7 +1,7 @@
 import MeishiKit
 
 /// The words, hints and exit statuses of every failure, one file per area in this folder (files,
-/// home, identity, cards, store, QR, exchange, messages, usage): the one place that words a
+/// home, identity, cards, store, QR, exchange, relay, messages, usage): the one place that words a
 /// failure and names the flag or command that fixes it. What is not a failure (next steps,
 /// legends, reports, prompts) is worded by the command that prints it.
 ///

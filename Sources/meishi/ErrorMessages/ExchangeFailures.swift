@@ -1,6 +1,5 @@
 import MeishiCard
 import MeishiProximity
-import MeishiText
 
 /// `exchange`.
 extension MeishiFailure {
@@ -64,30 +63,6 @@ extension MeishiFailure {
                   hint: "make a new code with 'meishi exchange --table' and read it out", status: .usage)
     }
 
-    /// `--relay`: the mailbox server or the transit relay.
-    init(relay r: RelayFailure, text: String) {
-        switch r {
-        case .mailboxUnreachable:
-            self.init(text, hint: "--relay needs the internet, or a mailbox server given as --relay ws://HOST:PORT/v1", status: .unavailable)
-        case .notAMailbox, .refusedByMailbox, .mailboxLost:
-            self.init(text + "; nothing was stored", hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)",
-                      status: .unavailable)
-        case .nameplateTaken:
-            self.init(text + "; nothing was stored", hint: "make a new code with 'meishi exchange --code --relay' and read it out again",
-                      status: .protocolError)
-        case .peerNeverCame:
-            self.init(text + "; nothing was stored",
-                      hint: "run 'meishi exchange --code CODE --relay' with the same code and servers on the other machine within --timeout",
-                      status: .timedOut)
-        case .peerNotMeishi:
-            self.init(text + "; nothing was stored", hint: "make a new code and run both sides again", status: .protocolError)
-        case .transitUnreachable, .transitRefused:
-            self.init(text + "; nothing was stored", hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
-        case .sessionLost:
-            self.init(text + "; nothing was stored", hint: "the relay or the network dropped the session: run both sides again", status: .unavailable)
-        }
-    }
-
     /// `--peer HOST:PORT` whose port is a number but not a port.
     static func peerPortOutOfRange(_ port: Int) -> String {
         port == 0 ? "--peer needs the other side's port, 1 to 65535, not 0 (port 0 means 'any free port' only when listening)"
@@ -97,17 +72,19 @@ extension MeishiFailure {
 
 /// The words of the exchange's typed failures that the library leaves to the executable. (What
 /// the peer is told is `wireReason`, fixed by docs/PROTOCOL.md; these are for the person here.)
+/// Peer text is quoted as it came, as in every other command's failures: `Console` escapes it
+/// for a terminal (a line inside a block passes `Console.safe`), `--json` through `JSONText`.
 enum ExchangeWording {
     /// Why an exchange did not finish.
     static func describe(_ f: ExchangeFailure) -> String {
         switch f {
         case .ambiguous(let peers): "\(peers.count) peers are announcing: "
-            + peers.map { "\($0.host) (\(TerminalText.sanitized($0.announcement.alias ?? "no alias")))" }.joined(separator: ", ")
+            + peers.map { "\($0.host) (\($0.announcement.alias ?? "no alias"))" }.joined(separator: ", ")
         case .noPeer(let withCode): withCode ? "no peer announced the same code" : "no other meishi announced itself on the network"
-        case .noSuchInterface(let name, _): "there is no network interface named \(TerminalText.sanitized(name))"
+        case .noSuchInterface(let name, _): "there is no network interface named \(name)"
         case .interfaceCannotMulticast(let name): "interface \(name) cannot send multicast, so peers cannot find each other on it"
         case .addressInUse(let port): "port \(port) is already in use on this machine"
-        case .unknownHost(let host): "cannot find the host \(TerminalText.sanitized(host))"
+        case .unknownHost(let host): "cannot find the host \(host)"
         case .tooManyGuesses(let n): "\(n) pairings were started and abandoned after the code was shown: someone may be interfering; nothing was stored"
         case .timedOut(let t): "timed out: " + describe(t)
         case .unreachable(let u): describe(u)
@@ -116,7 +93,7 @@ enum ExchangeWording {
         case .unanswered: "timed out waiting for your answer"
         case .connectionLost(let loss): "connection lost " + describe(loss)
         case .io(let problem): describe(problem)
-        case .relay(let r): describe(r)
+        case .relay(let r): RelayWording.describe(r)
         case .ownCard: "that is your own card (another meishi of yours at this table); not stored"
         }
     }
@@ -158,6 +135,9 @@ enum ExchangeWording {
         case .cannotListInterfaces(let error): "cannot list network interfaces: \(error)"
         case .cannotJoinGroup(let group, let port, let error): "cannot join the multicast group \(group):\(port): \(error)"
         case .cannotJoinIPv6Group(let error): "cannot join the IPv6 multicast group: \(error)"
+        case .cannotListenUDP(let port, let error): "cannot listen on UDP port \(port): \(error)"
+        case .cannotSendToGroup(let group, let port, let error): "cannot send to the multicast group \(group):\(port): \(error)"
+        case .other(let error): error
         }
     }
 
@@ -166,7 +146,15 @@ enum ExchangeWording {
         switch loss {
         case .closed(let step): "before \(describe(step))"
         case .timedOut(let step): "(timed out waiting for \(describe(step)))"
-        case .failed(let why): "(\(why))"
+        case .failed(let problem): "(\(describe(problem)))"
+        }
+    }
+
+    /// How a socket failed.
+    static func describe(_ p: SocketProblem) -> String {
+        switch p {
+        case .reset: "the other side reset the connection"
+        case .other(let error): error
         }
     }
 
@@ -181,12 +169,6 @@ enum ExchangeWording {
         }
     }
 
-    /// The mailbox server or the transit relay (`--relay`).
-    static func describe(_ r: RelayFailure) -> String {
-        if case .sessionLost(let path, let loss) = r { return "lost \(path) " + describe(loss) }
-        return r.description
-    }
-
     /// A protocol failure of the session.
     static func describe(_ e: ExchangeError) -> String {
         switch e {
@@ -199,10 +181,9 @@ enum ExchangeWording {
         case .badAuthentication: "a message failed authentication (tampered, replayed or out of order)"
         case .declinedByPeer: "the other person said the codes differ"
         case .peerDidNotAnswer: "the other person did not answer"
-        // Escaped here, not only by Console: a table's report puts this in a block of lines (`out.line`).
-        case .invalidCard(let e): "the peer's card is invalid: \(TerminalText.sanitized(e.reason))"
+        case .invalidCard(let e): "the peer's card is invalid: \(e.reason)"
         case .bindingInvalid: "the peer's card is not bound to this session (replayed from another exchange?)"
-        case .rejectedByPeer(let why): "the peer refused our card: \(TerminalText.sanitized(why))"
+        case .rejectedByPeer(let why): "the peer refused our card: \(why)"
         case .codesDoNotMatch: "the codes do not match"
         case .codeExpected: "the other side did not use --code (both sides need the same code)"
         case .codeNotExpected: "the other side used --code; use the same --code here"
@@ -218,7 +199,7 @@ enum ExchangeWording {
         case .refused(.wrongCount(let expected, let actual)): "the peer's list holds \(actual) items where it announced \(expected)"
         case .refused(.commitmentMismatch): "the peer's returned list does not match its commitment"
         case .refused(.proofInvalid): "the peer's proof does not verify (its list was reordered, substituted or made with another key)"
-        case .abortedByPeer(let why): "the peer stopped: \(TerminalText.sanitized(why))"
+        case .abortedByPeer(let why): "the peer stopped: \(why)"
         case .connection(let loss): describe(.connectionLost(loss))
         }
     }

@@ -1,6 +1,7 @@
 import MeishiCard
 import MeishiKit
 import MeishiProximity
+import MeishiText
 
 /// Ephemeral messages: a note refused before sending, and a delivery that failed.
 extension MeishiFailure {
@@ -45,23 +46,23 @@ extension MeishiFailure {
 
     /// `--peer` is a link-local IPv6 address without its interface: said before anything is read or asked.
     static func linkLocalPeer(_ host: String) -> MeishiFailure {
-        MeishiFailure(MessageDeliveryFailure.linkLocalWithoutInterface(host).description, hint: linkLocalHint, status: .usage)
+        MeishiFailure(NoteWording.describe(.linkLocalWithoutInterface(host)), hint: linkLocalHint, status: .usage)
     }
 
     /// Nothing answered at `send --peer`: the multicast hint would not help.
-    static func notDeliveredToPeer(_ why: String) -> MeishiFailure {
-        MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
+    static func notDeliveredToPeer(_ why: MessageDeliveryFailure.Undelivered) -> MeishiFailure {
+        MeishiFailure(NoteWording.describe(.notDelivered(why)),
                       hint: "is 'meishi listen' running there, on that port? it prints its port when it starts", status: .notDelivered)
     }
 
     /// Nobody answered on the pair's mailbox at `send --relay`.
-    static func notDeliveredThroughRelay(_ why: String) -> MeishiFailure {
-        MeishiFailure(MessageDeliveryFailure.notDelivered(why).description,
+    static func notDeliveredThroughRelay(_ why: MessageDeliveryFailure.Undelivered) -> MeishiFailure {
+        MeishiFailure(NoteWording.describe(.notDelivered(why)),
                       hint: "is 'meishi listen --relay' running on the other machine, with the same mailbox server?", status: .notDelivered)
     }
 
     init(_ f: MessageDeliveryFailure) {
-        let text = f.description
+        let text = NoteWording.describe(f)
         switch f {
         case .notDelivered:
             self.init(text, hint: "is 'meishi listen' running on the other machine? where multicast is blocked, use --peer HOST:PORT",
@@ -84,6 +85,76 @@ extension MeishiFailure {
             self.init(text, hint: "check --transit tcp:HOST:PORT (a magic-wormhole transit relay)", status: .unavailable)
         case .relay:
             self.init(text, hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)", status: .unavailable)
+        }
+    }
+}
+
+/// The words of message delivery's typed failures and outcomes (`send`, `listen`, `card push`,
+/// and the notes of an exchange).
+enum NoteWording {
+    /// Why a note or a pushed card was not delivered.
+    static func describe(_ f: MessageDeliveryFailure) -> String {
+        switch f {
+        case .notDelivered(let why): "not delivered: \(describe(why))"
+        case .refused(let r): "refused by the recipient: \(describe(r))"
+        case .handshakeFailed(let why): "the peer did not prove it is that contact: \(describe(why))"
+        case .unknownHost(let h): "cannot find the host \(TerminalText.sanitized(h))"
+        case .noMulticastInterface: "no IPv4 network interface supports multicast"
+        case .linkLocalWithoutInterface(let h): "\(h) is a link-local address, which needs the interface it is on (as \(h)%eth0)"
+        case .addressInUse(let p): "port \(p) is already in use on this machine"
+        case .io(let problem): ExchangeWording.describe(problem)
+        case .relay(let r): RelayWording.describe(r)
+        }
+    }
+
+    static func describe(_ u: MessageDeliveryFailure.Undelivered) -> String {
+        switch u {
+        case .noListenerAnswered: "no listener answered for this contact"
+        case .noListenerOnMailbox: "no listener answered through the mailbox server for this contact"
+        case .cannotConnect(let to, let problem):
+            "cannot connect to \(describe(to)): \(ExchangeWording.describe(problem).isEmpty ? "no answer" : ExchangeWording.describe(problem))"
+        case .hungUp(let at): "\(describe(at)) hung up without answering (not a contact that knows us, or a stale clock)"
+        case .notAcknowledged(let at, let card): "\(describe(at)) did not acknowledge \(card ? "the card" : "the message")"
+        case .noAnswerInTime(let at): "\(describe(at)) did not answer in time"
+        case .connectionLost(let to, let error): "connection to \(describe(to)) lost (\(error))"
+        }
+    }
+
+    static func describe(_ p: MessageDeliveryFailure.HandshakeProblem) -> String {
+        switch p {
+        case .malformedAcknowledgement: "a malformed acknowledgement"
+        case .unexpectedAnswer: "unexpected answer"
+        case .didNotVerify: "the handshake did not verify"
+        }
+    }
+
+    /// Where a note went: the listener's address, or the transit relay it went through.
+    static func describe(_ a: NoteAddress) -> String {
+        switch a {
+        case .listener(let address): address
+        case .transitRelay(let transit): "the transit relay \(transit)"
+        }
+    }
+
+    /// Why a receiver refused a note, a card or a key rotation.
+    static func describe(_ r: MessageRefusal) -> String {
+        switch r {
+        case .unknownSender: "unknown sender"
+        case .wrongRecipient: "the message is for someone else"
+        case .authenticationFailed: "failed authentication"
+        case .expired: "expired"
+        case .oversized: "oversized"
+        case .unsignedSender: "the sender is an unsigned contact there"
+        case .malformed: "malformed message"
+        case .storeFailed: "the recipient could not store it"
+        case .notAuthenticated: "the exchange was not authenticated there (--yes without a code)"
+        case .otherDID: "the card is another person's"
+        case .notNewer: "not newer than the card held there"
+        case .invalidCard: "the card did not verify"
+        case .superseded: "that key was replaced there by a later one"
+        case .invalidRotation: "the key rotation did not verify"
+        case .rotationOfUnknownKey: "the key rotation is for a key not held there"
+        case .rotationApplied: "the key rotation was applied there before"
         }
     }
 }
