@@ -89,8 +89,14 @@ public enum CardPushService {
         // Signed once per level, before the network: a card that cannot be shared fails first.
         var signed: [DisclosureLevel: [UInt8]] = [:]
         let now = clock()
+        // A contact takes only a card signed later than the one it holds (seconds): a card edited
+        // and pushed again within the second of the last push (or of a meeting) is signed a second
+        // after it, or it would be refused as not newer.
+        let latest: Int64?
+        do { latest = try store.latestCardGiven() } catch { throw .store(error) }
+        let signedAt = max(now, (latest ?? now - 1) + 1)
         for level in Set(targets.map(\.level)) {
-            signed[level] = try CardService.sign(card, level: level, only: nil, identity: identity, now: now).bytes
+            signed[level] = try CardService.sign(card, level: level, only: nil, identity: identity, now: signedAt).bytes
         }
         let payloads = signed
         let results = await withTaskGroup(of: (Int, Outcome).self) { group in
@@ -125,7 +131,7 @@ public enum CardPushService {
         var out: [Result] = []
         for (target, outcome) in zip(targets, results) {
             if case .delivered = outcome {
-                do { try store.record(CardPush(contactID: target.contact.id!, at: now, level: target.level, cardTimestamp: now)) } catch {
+                do { try store.record(CardPush(contactID: target.contact.id!, at: now, level: target.level, cardTimestamp: signedAt)) } catch {
                     throw .store(error)
                 }
             }

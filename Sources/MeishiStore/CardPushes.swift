@@ -68,6 +68,17 @@ extension ContactStore {
         }
     }
 
+    /// The newest time a card of mine was given to anyone (signed for a push, or at a meeting);
+    /// nil before the first. A push signs later than it: a contact takes only a newer card.
+    public func latestCardGiven() throws(StoreError) -> Int64? {
+        try read { db in
+            try Int64.fetchOne(db, sql: """
+                SELECT MAX(t) FROM (SELECT MAX(cardTimestamp) AS t FROM card_push
+                                    UNION ALL SELECT MAX(at) AS t FROM meeting WHERE gave IS NOT NULL)
+                """)
+        }
+    }
+
     /// Records a delivered push.
     public func record(_ push: CardPush) throws(StoreError) {
         try write { db in

@@ -71,6 +71,39 @@ import Glibc
     }
 }
 
+extension CardPushTests {
+    /// A card edited and pushed again within the second of the last push is still newer there:
+    /// it is signed a second after the last one given (both pushes stored, none "not newer").
+    /// With the push signed at the clock's second, the second push was refused.
+    @Test func twoPushesWithinOneSecondAreBothStored() async throws {
+        let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
+        try ken.knows(mei)
+        try mei.knows(ken)
+        let now: Int64 = 1_800_000_300
+        let listener = try await RunningListener.start(ken, now: now)
+        let store = try mei.store(now: now)
+        var card = Card()
+        try card.set(.name, "Mei")
+        var stamps: [Int64] = []
+        for title in ["Lead", "Head of Research"] {
+            try card.set(.title, title)
+            let targets = try CardPushService.targets(["Ken"], level: .public, fallback: .public, store: store)
+            let results = try await CardPushService.push(card, to: targets, identity: mei.identity, store: store,
+                                                         peer: ("127.0.0.1", listener.port), timeoutSeconds: 30, clock: { now },
+                                                         steps: { _ in })
+            guard case .delivered = try #require(results.first).outcome else {
+                Issue.record("push of \(title): \(String(describing: results.first?.outcome))")
+                continue
+            }
+            stamps.append(try #require(try ken.store(now: now).contact(did: mei.identity.did)).cardTimestamp)
+        }
+        let outcome = try await listener.stop()
+        #expect(outcome.cards == 2 && outcome.refused == 0, "\(listener.log.all)")
+        #expect(stamps == [now, now + 1])
+        #expect(try ken.store(now: now).contact(did: mei.identity.did)?.fields[.title] == ["Head of Research"])
+    }
+}
+
 /// Three hosts: Mei pushes her updated card; Ken listens, Ann does not. In the exchange's
 /// namespace suite, so that the two never build namespaces at the same time.
 extension NamespaceExchangeTests {
