@@ -56,6 +56,29 @@ import Testing
         #expect(ExchangeCode.isOneEdit("tulp", "tulip") && ExchangeCode.isOneEdit("tuilp", "tulip") && !ExchangeCode.isOneEdit("tlpu", "tulip"))
     }
 
+    /// The byte comparison of ASCII words finds what the character comparison finds: every word
+    /// one edit (or two) from a list word, corrected the same way; a non-ASCII typo is still read.
+    @Test func typedWordsAreCorrectedAsCharacterByCharacter() {
+        var rng = SystemRandomNumberGenerator()
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        for word in ExchangeCode.listWords.shuffled(using: &rng).prefix(120) {
+            var typo = Array(word)
+            for _ in 0..<Int.random(in: 1...2, using: &rng) {
+                let i = Int.random(in: 0..<typo.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: typo[i] = letters.randomElement(using: &rng)!
+                case 1: typo.insert(letters.randomElement(using: &rng)!, at: i)
+                default: if typo.count > 4 { typo.remove(at: i) }
+                }
+            }
+            let w = String(typo)
+            let near = ExchangeCode.listWords.filter { ExchangeCode.isOneEdit(w, $0) }
+            let expected = w.count >= 4 && !ExchangeCode.listWords.contains(w) && near.count == 1 ? near.first! : w
+            #expect(ExchangeCode.correcting("7-\(w)-\(w)").code == (expected == w ? "7-\(w)-\(w)" : "7-\(expected)-\(expected)"), "\(w)")
+        }
+        #expect(ExchangeCode.correcting("7-aardvárk-xyzzyx").code == "7-aardvark-xyzzyx")
+    }
+
     @Test func completionsFollowTheWordOrderOfGeneratedCodes() {
         #expect(ExchangeCode.completions(of: "7-aardv") == ["7-aardvark"])
         #expect(ExchangeCode.completions(of: "7-aardvark-adv") == ["7-aardvark-adviser"])

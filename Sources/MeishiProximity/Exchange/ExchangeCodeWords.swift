@@ -11,6 +11,8 @@ extension ExchangeCode {
 
     /// Every word a generated code can hold (the PGP word list: even and odd words).
     static let listWords: Set<String> = Set(CodeWords.even + CodeWords.odd)
+    /// The same words as bytes (all ASCII): a typed ASCII word is compared with them byte by byte.
+    static let listWordBytes: [[UInt8]] = listWords.map { Array($0.utf8) }
 
     /// Shell completions of a partly typed code `N-word-wo`: the code with its last word
     /// completed from the list (even words first, as generated codes have them; odd words after
@@ -34,7 +36,16 @@ extension ExchangeCode {
         let words = trimmed[trimmed.index(after: dash)...].split(separator: "-", omittingEmptySubsequences: false).map { word -> String in
             let w = word.lowercased()
             guard w.count >= 4, !listWords.contains(w) else { return String(word) }
-            let near = listWords.filter { isOneEdit(w, $0) }
+            // Every word of every typed code meets all 512 list words: an ASCII word (for which
+            // bytes are characters) is compared as bytes, most list words ruled out by length.
+            let near: [String]
+            if w.utf8.allSatisfy({ $0 < 0x80 }) {
+                let typed = Array(w.utf8)
+                near = listWordBytes.filter { abs($0.count - typed.count) <= 1 && isOneEdit(typed, $0) }
+                    .map { String(decoding: $0, as: UTF8.self) }
+            } else {
+                near = listWords.filter { isOneEdit(w, $0) }
+            }
             guard near.count == 1, let fixed = near.first else { return String(word) }
             corrections.append(Correction(typed: String(word), word: fixed))
             return fixed
@@ -44,8 +55,10 @@ extension ExchangeCode {
     }
 
     /// One insertion, deletion, substitution or swap of neighbours turns `a` into `b`.
-    static func isOneEdit(_ a: String, _ b: String) -> Bool {
-        let x = Array(a), y = Array(b)
+    static func isOneEdit(_ a: String, _ b: String) -> Bool { isOneEdit(Array(a), Array(b)) }
+
+    /// `isOneEdit` over the letters (characters or bytes) of two words.
+    static func isOneEdit<Letter: Equatable>(_ x: [Letter], _ y: [Letter]) -> Bool {
         if x == y || abs(x.count - y.count) > 1 { return false }
         if x.count == y.count {
             let differ = x.indices.filter { x[$0] != y[$0] }
