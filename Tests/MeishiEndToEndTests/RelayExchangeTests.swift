@@ -430,7 +430,9 @@ final class WormholeServers {
         #expect(try NamespaceExchangeTests.sh(["bridge", "link", "set", "dev", "rlyp2", "isolated", "on"]) == 0)
         let servers = try WormholeServers(namespace: "rly3", host: "10.147.0.3")
         defer { servers.stop() }
-        let (mei, ken) = try Self.meiAndKen()
+        // Mei and Ken both know Cleo and Dev; Eve only Mei, Fay only Ken.
+        let world = try CommonFriendsEndToEndTests.World.make()
+        let (mei, ken) = (world.mei, world.ken)
         // Without --relay nobody is found (the isolation is real) …
         let lanA = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly1")
         let lanB = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--timeout", "8"], in: "rly2")
@@ -441,6 +443,9 @@ final class WormholeServers {
             #expect(r.stderr.contains("meishi: nobody found on this network (is the Wi-Fi keeping devices apart?): both run with --code CODE --relay"),
                     "\(r.stderr)")
         }
+        // … and neither connected to the mailbox server (it logs each client's connection, by
+        // address): without --relay no server is contacted.
+        #expect(!servers.log("mailbox.log").contains("HTTPChannelProtocol"), "\(servers.log("mailbox.log"))")
         // … with it, the exchange completes.
         let a = try Self.start(mei, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "rly1")
         let b = try Self.start(ken, ["--code", "7-tulip-anchor", "--yes", "--json", "--timeout", "120"] + servers.arguments, in: "rly2")
@@ -448,9 +453,12 @@ final class WormholeServers {
         #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
         #expect((ra.json["contact"] as? [String: Any])?["name"] as? String == "Ken Sato")
         #expect((rb.json["contact"] as? [String: Any])?["name"] as? String == "Mei Tanaka")
-        #expect(rb.json["trust"] as? String == "met")
+        #expect(ra.json["trust"] as? String == "met" && rb.json["trust"] as? String == "met")
         // The direct attempts found nobody (the isolation drops them): the relay carried the session.
         #expect(ra.json["path"] as? String == "relay" && rb.json["path"] as? String == "relay", "\(ra.stdout)\n\(rb.stdout)")
+        // Common friends ran through the relay as on the LAN: exactly the two they share.
+        #expect(CommonFriendsEndToEndTests.friendNames(ra.json) == ["Cleo Park", "Dev Rao"], "\(ra.stdout)")
+        #expect(CommonFriendsEndToEndTests.friendNames(rb.json) == ["Cleo Park", "Dev Rao"], "\(rb.stdout)")
     }
 
     /// Two machines that can reach each other (one bridge, no isolation) meet on the mailbox of a

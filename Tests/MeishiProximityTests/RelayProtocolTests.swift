@@ -140,3 +140,70 @@ import MeishiCard
         for bad in ["transit.example:4001", "tcp:transit.example", "tcp::4001", "tcp:a:b"] { #expect(TransitAddress(bad) == nil, "\(bad)") }
     }
 }
+
+/// `fixtures/relay-exchange-vectors.json`, made by `tools/relay-exchange-vectors.py` without
+/// meishi: every text frame each side sends on the mailbox, the token, and the transit lines.
+@Suite struct RelayExchangeVectorTests {
+    static let path = "relay-exchange-vectors.json"
+
+    struct Missing: Error { let key: String }
+    static func string(_ d: [String: Any], _ key: String) throws -> String {
+        guard let s = d[key] as? String else { throw Missing(key: key) }
+        return s
+    }
+    static func hex(_ d: [String: Any], _ key: String) throws -> [UInt8] {
+        guard let b = Hex.decode(try string(d, key)) else { throw Missing(key: key) }
+        return b
+    }
+
+    @Test func bothSidesSendExactlyTheScriptsFramesAndLines() throws {
+        let v = try #require(try Fixtures.json(Self.path) as? [String: Any])
+        let mailbox = try #require(v["mailbox"] as? String), nameplate = try #require(v["nameplate"] as? Int)
+        let low = try #require(v["low"] as? [String: Any]), high = try #require(v["high"] as? [String: Any])
+        let token = try #require(v["token"] as? String)
+        func session(_ s: [String: Any]) throws -> MailboxSession {
+            let body = try #require(s["hints_body"] as? String)
+            let hints = try #require(MailboxSession.hints(in: Array(body.utf8)))
+            #expect(MailboxSession.hintsBody(hints) == Array(body.utf8))
+            return MailboxSession(nameplate: nameplate, side: try Self.hex(s, "side"), nonce: try Self.hex(s, "nonce"), hints: hints)
+        }
+        // What each side sends, fed the server's answers and the other side's messages as the server relays them.
+        func run(_ mine: [String: Any], _ theirs: [String: Any]) throws -> (sent: [String], met: MailboxSession.Event?) {
+            var s = try session(mine)
+            var sent = s.opening().map { String(decoding: $0, as: UTF8.self) }
+            var met: MailboxSession.Event?
+            let theirSends = try #require(theirs["sends"] as? [String])
+            let side = try #require(theirs["side"] as? String)
+            let relayed = theirSends.filter { $0.contains("\"type\":\"add\"") }.map { add -> String in
+                let json = try! StrictJSONParser.parse(Array(add.utf8))
+                guard case .string(let phase)? = json["phase"], case .string(let body)? = json["body"] else { return "" }
+                return #"{"type":"message","side":"\#(side)","phase":"\#(phase)","body":"\#(body)","id":"m"}"#
+            }
+            for incoming in [#"{"type":"welcome","welcome":{}}"#, #"{"type":"claimed","mailbox":"\#(mailbox)"}"#] + relayed {
+                for event in try s.receive(Array(incoming.utf8)) {
+                    switch event {
+                    case .send(let bytes): sent.append(String(decoding: bytes, as: UTF8.self))
+                    case .met: met = event
+                    }
+                }
+            }
+            sent.append(String(decoding: try #require(s.closing(mood: "happy")), as: UTF8.self))
+            return (sent, met)
+        }
+        let (lowSent, lowMet) = try run(low, high), (highSent, highMet) = try run(high, low)
+        #expect(lowSent == low["sends"] as? [String])
+        #expect(highSent == high["sends"] as? [String])
+        #expect(lowMet == .met(token: token, dialer: true) && highMet == .met(token: token, dialer: false))
+        #expect(v["dialer_side"] as? String == low["side"] as? String)
+        let request = Array(try Self.string(v, "relay_request_low").utf8), lowSide = try Self.string(low, "side")
+        #expect(TransitHandshake.request(token: token, side: lowSide) == request)
+        let dialerLine = Array(try Self.string(v, "role_line_dialer").utf8), listenerLine = Array(try Self.string(v, "role_line_listener").utf8)
+        #expect(TransitHandshake.roleLine(token: token, dialer: true) == dialerLine)
+        #expect(TransitHandshake.roleLine(token: token, dialer: false) == listenerLine)
+    }
+
+    @Test(.enabled(if: ExchangeVectorTests.python(importing: nil) != nil, "skipped: needs python3 with `cryptography` (make test installs it in .venv)"))
+    func theScriptPrintsTheFile() throws {
+        try ExchangeVectorTests.expectScript("tools/relay-exchange-vectors.py", prints: Self.path)
+    }
+}
