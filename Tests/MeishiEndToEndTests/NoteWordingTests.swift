@@ -22,6 +22,8 @@ import MeishiProximity
             (.refusedByMailbox(.notAMailboxMessage), "the mailbox server refused: it sent something that is not a mailbox message"),
             (.refusedByMailbox(.badClaim), "the mailbox server refused: it sent a second or malformed 'claimed'"),
             (.refusedByMailbox(.noWelcome), "the mailbox server refused: it did not welcome us"),
+            (.refusedByMailbox(.messageTooLarge(maximumBytes: 65536)),
+             "the mailbox server sent a message over 64 KiB (the other side's, or its own)"),
             (.mailboxLost(.closed(before: .otherSide)), "lost the mailbox server: it closed the connection before the other side came"),
             (.mailboxLost(.closed(before: .listener)), "lost the mailbox server: it closed the connection before the listener answered"),
             (.mailboxLost(.closed(before: .welcome)), "lost the mailbox server: it closed the connection before welcoming us"),

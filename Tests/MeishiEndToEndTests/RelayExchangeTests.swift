@@ -329,6 +329,60 @@ final class WormholeServers {
         #expect(try Self.contactCount(mei) == 0 && Self.contactCount(eve) == 0)
     }
 
+    /// A stranger on the mailbox who is not a meishi (tools/mailbox-stranger.py, speaking the
+    /// mailbox protocol itself) takes the second seat of the honest side's nameplate and
+    /// misbehaves: a nonce that is not one, a 128 KiB message, terminal escapes in its side and
+    /// hints, silence, or a well-formed nonce followed into the transit relay with junk where the
+    /// session's first frame belongs. Each time the honest run ends at once (silence: at its
+    /// --timeout) with its one-line error, no escape reaches the terminal, nothing is stored,
+    /// and the stranger got no byte of the card.
+    @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
+    func aStrangerScriptOnTheMailboxEndsTheRunAtOnceAndGetsNothing() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let mei = try CLI.withCard(name: "Mei Tanaka", email: "mei@example.org")
+        let python = Fixtures.root.appendingPathComponent(".venv/bin/python3").path
+        let script = Fixtures.root.appendingPathComponent("tools/mailbox-stranger.py").path
+        let trials: [(mode: String, status: Int32, says: String)] = [
+            ("garbage", 76, "does not speak meishi's relay protocol"),
+            ("oversize", 76, "sent a message over 64 KiB"),
+            ("escape", 76, "does not speak meishi's relay protocol"),
+            ("transit", 65, "frame"),
+            ("silent", 75, "nobody else came to nameplate"),
+        ]
+        for (n, trial) in trials.enumerated() {
+            let nameplate = String(20 + n)
+            let timeout = trial.mode == "silent" ? "6" : "60"
+            let honest = try Self.start(mei, ["--code", "\(nameplate)-tulip-anchor", "--yes", "--timeout", timeout] + servers.arguments)
+            Self.waitUntilOnTheMailbox(servers, honest.0)
+            let started = Date()
+            let stranger = try Self.launch([python, script, servers.relayURL, nameplate, trial.mode, servers.transitAddress])
+            let r = Self.finish(honest)
+            let took = Date().timeIntervalSince(started)
+            // It would stay on the mailbox for a while: it has said what it got by now.
+            if trial.mode != "transit", stranger.0.isRunning { kill(stranger.0.processIdentifier, SIGKILL) }
+            let seen = Self.finish(stranger)
+            #expect(r.status == trial.status, "\(trial.mode): \(r.stderr)\n\(seen.stderr)")
+            #expect(r.stderr.contains(trial.says), "\(trial.mode): \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").filter { $0.hasPrefix("meishi: error: ") }.count == 1, "\(trial.mode): \(r.stderr)")
+            #expect(!r.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(trial.mode): \(r.stderr.debugDescription)")
+            #expect(!r.stdout.contains("Mei") && !r.stderr.contains("owned"), "\(trial.mode): \(r.stdout)")
+            if trial.mode != "silent" { #expect(took < 15, "\(trial.mode): the honest run took \(took) s") }
+            if trial.mode == "transit" {
+                // It reached the session: what came back holds no card (CPace's first message at most).
+                let line = seen.stderr.split(separator: "\n").first { $0.contains("the session gave") } ?? ""
+                #expect(!line.isEmpty, "the stranger never got into the session: \(seen.stderr)")
+                let hex = line.split(separator: " ").last.map(String.init) ?? ""
+                let bytes = stride(from: 0, to: hex.count - 1, by: 2).compactMap { i -> UInt8? in
+                    let a = hex.index(hex.startIndex, offsetBy: i)
+                    return UInt8(hex[a...hex.index(after: a)], radix: 16)
+                }
+                #expect(bytes.count < 200 && !String(decoding: bytes, as: UTF8.self).contains("Mei"), "\(line)")
+            }
+            #expect(try Self.contactCount(mei) == 0, "\(trial.mode)")
+        }
+    }
+
     /// The real `wormhole` client sends a text and meishi pairs, on the same mailbox server at the
     /// same time and the same nameplate number, each on its own appid: neither disturbs the other.
     @Test(.enabled(if: WormholeServers.available && FileManager.default.isExecutableFile(atPath: WormholeServers.wormhole),

@@ -125,13 +125,29 @@ enum Relay {
             }
         } catch {
             if expired.withLockedValue({ $0 }) { throw .relay(.peerNeverCame(nameplate)) }
-            throw .relay(.mailboxLost(.failed(ExchangeTransport.connectProblem(error))))
+            throw .relay(mailboxFailure(error))
         }
         mailbox = state
         return try outcome.get()
     }
 
-    /// A WebSocket to the mailbox server (HTTP/1.1 upgrade, RFC 6455).
+    /// What an error reading the mailbox's WebSocket means: a message over the frame limit (the
+    /// other side's, relayed, or the server's own), or a connection that failed.
+    static func mailboxFailure(_ error: any Error) -> RelayFailure {
+        switch error {
+        case NIOWebSocketError.invalidFrameLength, NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge,
+             NIOWebSocketFrameAggregator.Error.tooManyFragments:
+            .refusedByMailbox(.messageTooLarge(maximumBytes: maximumMessage))
+        default:
+            .mailboxLost(.failed(ExchangeTransport.connectProblem(error)))
+        }
+    }
+
+    /// The longest mailbox message read (a meishi message is under 1 KiB; wormhole's own a few).
+    static let maximumMessage = 1 << 16
+
+    /// A WebSocket to the mailbox server (HTTP/1.1 upgrade, RFC 6455). Protocol errors (a message
+    /// over `maximumMessage`) end the inbound stream with the error rather than quietly.
     static func openWebSocket(_ url: MailboxURL, timeout: TimeAmount) async throws(ExchangeFailure) -> WebSocket {
         enum Upgrade: Sendable {
             case websocket(WebSocket)
@@ -143,10 +159,10 @@ enum Relay {
                 .connectTimeout(timeout)
                 .connect(host: url.host, port: url.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: 1 << 16) { channel, _ in
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maximumMessage, enableAutomaticErrorHandling: false) { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(
-                                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: 1 << 16))
+                                    NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maximumMessage))
                                 return .websocket(try WebSocket(wrappingChannelSynchronously: channel))
                             }
                         }

@@ -90,7 +90,7 @@ enum RelayNotes {
             }
         } catch {
             if expired.withLockedValue({ $0 }) { throw .notDelivered(.noListenerOnMailbox) }
-            throw .relay(.mailboxLost(.failed(ExchangeTransport.connectProblem(error))))
+            throw .relay(Relay.mailboxFailure(error))
         }
         return try outcome.get()
     }

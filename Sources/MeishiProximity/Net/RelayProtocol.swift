@@ -41,6 +41,8 @@ public enum MailboxRefusal: Equatable, Sendable {
     case badClaim
     /// Its first message was not a welcome.
     case noWelcome
+    /// It sent a message longer than meishi reads (`maximumBytes`): the other side's, relayed, or its own.
+    case messageTooLarge(maximumBytes: Int)
 }
 
 /// How the mailbox server's connection ended early (`RelayFailure.mailboxLost`).

@@ -9,6 +9,8 @@ extension MeishiFailure {
         switch r {
         case .mailboxUnreachable:
             self.init(text, hint: "--relay needs the internet, or a mailbox server given as --relay ws://HOST:PORT/v1", status: .unavailable)
+        case .refusedByMailbox(.messageTooLarge):
+            self.init(text + "; nothing was stored", hint: "make a new code and run both sides again", status: .protocolError)
         case .notAMailbox, .refusedByMailbox, .mailboxLost:
             self.init(text + "; nothing was stored", hint: "check the --relay URL (a magic-wormhole mailbox server, ws://HOST:PORT/v1)",
                       status: .unavailable)
@@ -39,6 +41,8 @@ enum RelayWording {
         case .notAMailbox(let url, nil): "\(url) did not accept a WebSocket"
         case .notAMailbox(let url, let problem?): "\(url) did not answer as a mailbox server: \(ExchangeWording.describe(problem))"
         case .nameplateTaken(let n): "nameplate \(n) is taken on the mailbox server: two others are using the number of this code"
+        case .refusedByMailbox(.messageTooLarge(let n)):
+            "the mailbox server sent a message over \(n / 1024) KiB (the other side's, or its own)"
         case .refusedByMailbox(let refusal): "the mailbox server refused: \(describe(refusal))"
         case .mailboxLost(let loss): "lost the mailbox server: \(describe(loss))"
         case .peerNeverCame(let n): "nobody else came to nameplate \(n) on the mailbox server"
@@ -56,6 +60,7 @@ enum RelayWording {
         case .notAMailboxMessage: "it sent something that is not a mailbox message"
         case .badClaim: "it sent a second or malformed 'claimed'"
         case .noWelcome: "it did not welcome us"
+        case .messageTooLarge(let n): "it sent a message over \(n / 1024) KiB"
         }
     }
 
