@@ -83,17 +83,18 @@ public enum DisplayWidth {
     }
 
     /// `text` broken at spaces into lines of at most `width` columns (a word wider than that is
-    /// cut); continuation lines start with `indent` spaces.
-    public static func wrapped(_ text: String, to width: Int, indent: Int = 2) -> [String] {
+    /// cut, or with `keepingWords` left whole on a line of its own, as for a path a person may
+    /// copy); continuation lines start with `indent` spaces.
+    public static func wrapped(_ text: String, to width: Int, indent: Int = 2, keepingWords: Bool = false) -> [String] {
         var lines: [String] = [], line = ""
+        func fit(_ s: String) -> String { keepingWords || of(s) <= width ? s : truncated(s, to: width) }
         for word in text.split(separator: " ").map(String.init) {
             let candidate = line.isEmpty ? (lines.isEmpty ? "" : String(repeating: " ", count: indent)) + word : line + " " + word
             if of(candidate) <= width || line.isEmpty || line.allSatisfy({ $0 == " " }) {
-                line = of(candidate) <= width ? candidate : truncated(candidate, to: width)
+                line = fit(candidate)
             } else {
                 lines.append(line)
-                line = String(repeating: " ", count: indent) + word
-                if of(line) > width { line = truncated(line, to: width) }
+                line = fit(String(repeating: " ", count: indent) + word)
             }
         }
         if !line.isEmpty { lines.append(line) }

@@ -407,10 +407,11 @@ struct Exchange: MeishiCommand {
             throw error
         }
         spinner.stop()
-        report(outcome, home: session.home, relay: servers, out)
+        report(outcome, home: session.home, relay: servers, width: terminal.standardOutputIsTerminal ? terminal.width : nil, out)
     }
 
-    func report(_ o: ExchangeService.Outcome, home: Home, relay: RelayServers?, _ out: Console) {
+    /// `width`: standard output's terminal's, to break the first line at spaces (nil: not a terminal).
+    func report(_ o: ExchangeService.Outcome, home: Home, relay: RelayServers?, width: Int?, _ out: Console) {
         out.warnConflicts(o.stored)
         let c = o.contact
         if json {
@@ -432,12 +433,18 @@ struct Exchange: MeishiCommand {
             out.note(o.path == .direct ? "exchanged over \(o.peerAddress) (met through the mailbox server \(relay.mailbox))"
                                        : "exchanged through the transit relay \(relay.transit)")
         }
-        out.line("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)\n"
-                 + CardRendering.block(c.fields, rows: [("did", c.did)]))
+        // Sentences broken at spaces on a terminal (a path stays whole); the card's block as it is.
+        func fitted(_ text: String) -> String {
+            guard let width, width >= 20 else { return text }
+            return text.split(separator: "\n", omittingEmptySubsequences: false)
+                .flatMap { DisplayWidth.wrapped(String($0), to: width, keepingWords: true) }.joined(separator: "\n")
+        }
+        out.line(fitted("received card from \(CardRendering.name(c.name)) (\(c.trust.rawValue)), saved as #\(c.id ?? 0) in \(home.databasePath)")
+                 + "\n" + CardRendering.block(c.fields, rows: [("did", c.did)]))
         if let rotated = o.rotated {
-            out.line(CardRendering.rotated(rotated))
+            out.line(fitted(CardRendering.rotated(rotated)))
         } else if let replaced = CardRendering.replacement(c) {
-            out.line(replaced)
+            out.line(fitted(replaced))
         }
         guard let report = o.commonFriends else { return }
         switch report.outcome {

@@ -148,6 +148,7 @@ import MeishiKit
         #expect(DisplayWidth.padded("山田", to: 6) == "山田  " && DisplayWidth.truncated("山田太郎", to: 5) == "山田…")
         #expect(DisplayWidth.wrapped("one two three four", to: 9) == ["one two", "  three", "  four"])
         #expect(DisplayWidth.wrapped("supercalifragilistic word", to: 8) == ["superca…", "  word"])
+        #expect(DisplayWidth.wrapped("saved in /a/long/path.sqlite ok", to: 8, keepingWords: true) == ["saved in", "  /a/long/path.sqlite", "  ok"])
     }
 
     @Test func theTerminalQRFitsOrSaysWhatToDo() async throws {
