@@ -222,6 +222,37 @@ final class WormholeServers {
         #expect(r.stderr.contains("meishi: hint: run 'meishi exchange --code CODE --relay'"), "\(r.stderr)")
     }
 
+    /// A run that timed out waiting (or met a side that is not meishi) leaves the mailbox: the
+    /// hint's "run again with the same code" works at once (the dead side held the nameplate, and
+    /// the second person was told it is taken).
+    @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
+    func aTimedOutRunLeavesTheCodesNumberFreeForTheNextTry() throws {
+        let servers = try WormholeServers()
+        defer { servers.stop() }
+        let (mei, ken) = try Self.meiAndKen()
+        let lonely = Self.finish(try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "2"] + servers.arguments))
+        #expect(lonely.status == 75, "\(lonely.stderr)")
+        let a = try Self.start(mei, ["--code", "13-tulip-anchor", "--yes", "--timeout", "60"] + servers.arguments)
+        let b = try Self.start(ken, ["--code", "13-tulip-anchor", "--yes", "--timeout", "60"] + servers.arguments)
+        let ra = Self.finish(a), rb = Self.finish(b)
+        #expect(ra.status == 0 && rb.status == 0, "\(ra.stderr)\n\(rb.stderr)")
+        #expect(try Self.contactCount(mei) == 1 && Self.contactCount(ken) == 1)
+    }
+
+    /// A mailbox server that accepts the connection and never answers the WebSocket upgrade
+    /// ends the run at --timeout, not never.
+    @Test func aMailboxThatNeverAnswersTheUpgradeEndsAtTheTimeout() throws {
+        let (fd, port) = Loopback.listen()
+        defer { close(fd) }
+        let mei = try CLI.withCard()
+        let started = Date()
+        let r = Self.finish(try Self.start(mei, ["--code", "14-tulip-anchor", "--yes", "--timeout", "3", "--relay", "ws://127.0.0.1:\(port)/v1",
+                                                 "--transit", "tcp:127.0.0.1:9"]))
+        #expect(r.status == 69, "\(r.stderr)")
+        #expect(r.stderr.contains("did not answer as a mailbox server: no answer"), "\(r.stderr)")
+        #expect(Date().timeIntervalSince(started) < 12)
+    }
+
     @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
     func aMailboxKilledWhileWaitingEndsTheRunCleanly() throws {
         let servers = try WormholeServers()

@@ -92,6 +92,23 @@ import MeishiCard
         #expect(MailboxSession.hints(in: Self.text(many))?.count == 8)
     }
 
+    /// A peer's hints never make this side dial its own services: loopback, 0.0.0.0 and
+    /// multicast addresses are left out (the rest kept), not refused.
+    @Test func hintsOfThisMachineAreLeftOut() {
+        let body = #"{"direct-tcp-v1":[{"hostname":"127.0.0.1","port":8080},{"hostname":"0.0.0.0","port":80},"# +
+            #"{"hostname":"239.255.77.23","port":80},{"hostname":"10.0.0.7","port":4242}]}"#
+        #expect(MailboxSession.hints(in: Self.text(body)) == [DirectHint(host: "10.0.0.7", port: 4242)!])
+    }
+
+    /// Leaving a mailbox from a fresh connection: bind as the same side, release, close.
+    @Test func leavingBindsAsTheSameSideAndReleases() throws {
+        var s = MailboxSession(nameplate: 7, side: Array(repeating: 1, count: 8), nonce: Array(repeating: 0x11, count: 32))
+        #expect(s.leaving(mood: "lonely").map { String(decoding: $0, as: UTF8.self) } == [
+            #"{"appid":"meishi.example/exchange-v1","side":"0101010101010101","type":"bind"}"#, #"{"nameplate":"7","type":"release"}"#])
+        _ = try s.receive(Self.text(#"{"type":"claimed","mailbox":"mb1"}"#))
+        #expect(s.leaving(mood: "lonely").last.map { String(decoding: $0, as: UTF8.self) } == #"{"mailbox":"mb1","mood":"lonely","type":"close"}"#)
+    }
+
     @Test func theServersRefusalsAreNamed() {
         var s = MailboxSession(nameplate: 9)
         #expect(throws: RelayFailure.nameplateTaken(9)) { try s.receive(Self.text(#"{"type":"error","error":"crowded","orig":{}}"#)) }

@@ -27,7 +27,7 @@ enum Relay {
         }
         var mailbox = MailboxSession(nameplate: code.nameplate, hints: hints)
         participant.events(.step(.connectingToMailbox(servers, side: mailbox.side)))
-        let socket = try await openWebSocket(servers.mailbox, timeout: stepTimeout)
+        let socket = try await openWebSocket(servers.mailbox, timeout: min(stepTimeout, .seconds(max(1, timeoutSeconds))))
         participant.events(.step(.claimingNameplate(code.nameplate, appID: MailboxSession.appID)))
         participant.events(.waitingOnMailbox)
         let (transit, dialer) = try await meetAndConnect(&mailbox, on: socket, deadline: deadline, servers: servers, stepTimeout: stepTimeout,
@@ -124,11 +124,41 @@ enum Relay {
                 return transit.map { ($0, met.dialer) }
             }
         } catch {
-            if expired.withLockedValue({ $0 }) { throw .relay(.peerNeverCame(nameplate)) }
+            if expired.withLockedValue({ $0 }) {
+                await leave(state, servers: servers, mood: "lonely")
+                throw .relay(.peerNeverCame(nameplate))
+            }
             throw .relay(mailboxFailure(error))
         }
         mailbox = state
+        if case .failure(let failure) = outcome, state.peer == nil {
+            switch failure {
+            case .relay(.peerNeverCame): await leave(state, servers: servers, mood: "lonely")
+            case .relay(.peerNotMeishi), .relay(.refusedByMailbox(.messageTooLarge)): await leave(state, servers: servers, mood: "errory")
+            default: break
+            }
+        }
         return try outcome.get()
+    }
+
+    /// Leaves the mailbox as `state`'s side from a fresh connection (the run's own is closed or
+    /// spoilt): releases the nameplate and closes the mailbox, so the same code works at once for
+    /// the next try. Bounded to 2 s; a server that does not answer is left as it is.
+    static func leave(_ state: MailboxSession, servers: RelayServers, mood: String) async {
+        guard let socket = try? await openWebSocket(servers.mailbox, timeout: .seconds(2)) else { return }
+        let timer = socket.channel.eventLoop.scheduleTask(in: .seconds(2)) { socket.channel.close(promise: nil) }
+        defer { timer.cancel() }
+        let waitFor = state.mailbox == nil ? "released" : "closed"
+        _ = try? await socket.executeThenClose { inbound, outbound in
+            for m in state.leaving(mood: mood) {
+                try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(bytes: m)))
+            }
+            for try await frame in inbound where frame.opcode == .text {
+                if let json = try? StrictJSONParser.parse(Array(frame.unmaskedData.readableBytesView)),
+                   case .string(let type)? = json["type"], type == waitFor || type == "error" { break }
+            }
+            try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: ByteBuffer(bytes: [0x03, 0xE8])))
+        }
     }
 
     /// What an error reading the mailbox's WebSocket means: a message over the frame limit (the
@@ -154,13 +184,20 @@ enum Relay {
             case refused
         }
         let upgraded: EventLoopFuture<Upgrade>
+        // The upgrade has the same time as the connect: a server that accepts the connection and
+        // never answers must not hold the run past it (connectTimeout covers only TCP).
+        let answered = NIOLockedValueBox(false)
         do {
             upgraded = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(timeout)
                 .connect(host: url.host, port: url.port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    channel.eventLoop.scheduleTask(in: timeout) {
+                        if !answered.withLockedValue({ $0 }) { channel.close(promise: nil) }
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maximumMessage, enableAutomaticErrorHandling: false) { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
+                            answered.withLockedValue { $0 = true }
+                            return channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(
                                     NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maximumMessage))
                                 return .websocket(try WebSocket(wrappingChannelSynchronously: channel))
@@ -172,7 +209,10 @@ enum Relay {
                         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.path, headers: headers)
                         var configuration = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: .init(
                             upgradeRequestHead: head, upgraders: [upgrader],
-                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused } }))
+                            notUpgradingCompletionHandler: { channel in
+                                answered.withLockedValue { $0 = true }
+                                return channel.eventLoop.makeCompletedFuture { .refused }
+                            }))
                         // The server's first message (welcome) may arrive with the upgrade's answer.
                         configuration.leftOverBytesStrategy = .forwardBytes
                         return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: configuration)
@@ -189,7 +229,7 @@ enum Relay {
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .relay(.notAMailbox(url, ExchangeTransport.connectProblem(error)))
+            throw .relay(.notAMailbox(url, answered.withLockedValue { $0 } ? ExchangeTransport.connectProblem(error) : .noAnswer))
         }
     }
 

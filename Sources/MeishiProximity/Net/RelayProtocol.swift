@@ -246,6 +246,15 @@ public struct MailboxSession: Sendable {
         mailbox.map { Self.message(["type": .string("close"), "mailbox": .string($0), "mood": .string(mood)]) }
     }
 
+    /// For a run that ended on the mailbox before the other side's nonce came (its timeout, a
+    /// side that is not meishi's): what a fresh connection sends to leave as this same side, so the
+    /// code's number is free for the next try: bind, release the nameplate, close the mailbox.
+    public func leaving(mood: String) -> [[UInt8]] {
+        [Self.message(["type": .string("bind"), "appid": .string(Self.appID), "side": .string(side)]),
+         Self.message(["type": .string("release"), "nameplate": .string(String(nameplate))])]
+            + (closing(mood: mood).map { [$0] } ?? [])
+    }
+
     /// Takes one message from the server.
     public mutating func receive(_ text: [UInt8]) throws(RelayFailure) -> [Event] {
         let (type, json) = try Self.serverMessage(text, crowded: .nameplateTaken(nameplate))
@@ -319,6 +328,8 @@ public struct MailboxSession: Sendable {
         for item in list {
             guard case .string(let host)? = item["hostname"], case .number(let port)? = item["port"], port == port.rounded(),
                   let hint = DirectHint(host: host, port: Int(exactly: port) ?? 0) else { return nil }
+            // Never this machine's own services: loopback, 0.0.0.0 and multicast are not dialled.
+            guard let first = UInt8(host.prefix { $0 != "." }), first != 127, first != 0, first < 224 else { continue }
             out.append(hint)
         }
         return Array(out.prefix(maximumHints))
