@@ -282,6 +282,14 @@ struct Exchange: MeishiCommand {
         return servers
     }
 
+    /// ` --relay [URL] [--transit ADDRESS]` as the other machine must type it: the servers this
+    /// run uses, wherever they came from (a flag, MEISHI_RELAY, the configuration file), named
+    /// unless they are magic-wormhole's public ones.
+    static func relayArguments(_ servers: RelayServers) -> String {
+        " --relay" + ("\(servers.mailbox)" == RelayServers.defaultMailbox ? "" : " \(servers.mailbox)")
+            + ("\(servers.transit)" == RelayServers.defaultTransit ? "" : " --transit \(servers.transit)")
+    }
+
     func run(_ ctx: Context) async throws {
         // Flags win over the configuration file, which wins over the defaults.
         let settings = try Settings.load(ctx)
@@ -329,7 +337,7 @@ struct Exchange: MeishiCommand {
             out.note("your code: \(exchangeCode) (read it out to the other person)")
             if !listen {
                 out.note("on the other machine run: meishi exchange --code \(exchangeCode)" + (peer != nil ? " --listen" : "")
-                         + (relay.map { $0.isEmpty ? " --relay" : " --relay \($0)" } ?? "") + (transit.map { " --transit \($0)" } ?? ""))
+                         + (servers.map(Self.relayArguments) ?? ""))
             }
         }
         if case .discover = endpoint {

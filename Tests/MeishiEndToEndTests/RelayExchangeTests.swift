@@ -495,6 +495,10 @@ final class WormholeServers {
         let fromEnvironment = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "--yes"],
                                           extraEnvironment: ["MEISHI_RELAY": "ws://127.0.0.1:\(port)/environment"])
         #expect(fromEnvironment.stderr.contains("ws://127.0.0.1:\(port)/environment"), "\(fromEnvironment.stderr)")
+        // A generated code tells the other machine the servers this run uses, wherever they came from.
+        let generated = try mei.run(["exchange", "--code", "--relay", "--yes", "--timeout", "2"],
+                                    extraEnvironment: ["MEISHI_RELAY": "ws://127.0.0.1:\(port)/environment"])
+        #expect(generated.stderr.contains("--relay ws://127.0.0.1:\(port)/environment --transit tcp:127.0.0.1:\(port)\n"), "\(generated.stderr)")
         let fromFlag = try mei.run(["exchange", "--code", "7-tulip-anchor", "--relay", "ws://127.0.0.1:\(port)/flag", "--yes"],
                                    extraEnvironment: ["MEISHI_RELAY": "ws://127.0.0.1:\(port)/environment"])
         #expect(fromFlag.stderr.contains("ws://127.0.0.1:\(port)/flag"), "\(fromFlag.stderr)")
