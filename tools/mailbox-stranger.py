@@ -16,6 +16,7 @@ then, by MODE:
   transit   adds a well-formed nonce (no hints: transit v1), asks the transit relay to pair it
             under the token both sides derive, and once paired sends 64 random bytes where the
             session's first frame belongs, then reads what comes back
+  hello     the same, with a well-framed plain-handshake HELLO (no --code) holding escapes
 
 and stays 10 s (or until the server closes) before closing. Prints one line per message it got
 on stderr. Python's standard library only: the WebSocket client is written out here (RFC 6455,
@@ -93,8 +94,8 @@ class WebSocket:
                 return json.loads(payload)
 
 
-def into_session(address, token, side):
-    """Through the transit relay at tcp:HOST:PORT into the honest side's session: junk for its first frame."""
+def into_session(address, token, side, first):
+    """Through the transit relay at tcp:HOST:PORT into the honest side's session: `first` for its first frame."""
     _, host, port = address.split(":")
     t = socket.create_connection((host, int(port)), timeout=15)
     t.sendall(("please relay %s for side %s\n" % (token, side)).encode())
@@ -106,7 +107,7 @@ def into_session(address, token, side):
             return
         answer += chunk
     print("mailbox-stranger: the transit relay answered %r" % answer, file=sys.stderr)
-    t.sendall(os.urandom(64))
+    t.sendall(first)
     got = b""
     try:
         while len(got) < 1 << 20:
@@ -120,7 +121,7 @@ def into_session(address, token, side):
 
 
 def main():
-    if len(sys.argv) not in (4, 5) or sys.argv[3] not in ("garbage", "oversize", "escape", "silent", "transit"):
+    if len(sys.argv) not in (4, 5) or sys.argv[3] not in ("garbage", "oversize", "escape", "silent", "transit", "hello"):
         sys.exit(__doc__)
     url, nameplate, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     transit = sys.argv[4] if len(sys.argv) == 5 else "tcp:127.0.0.1:4001"
@@ -152,13 +153,14 @@ def main():
                 hints = json.dumps({"direct-tcp-v1": [{"hostname": "\x1b[2J10.0.0.9", "port": 9}]}).encode()
                 ws.send({"type": "add", "phase": "meishi-hints-v1", "body": hints.hex()})
                 ws.send({"type": "add", "phase": "meishi-transit-v1", "body": os.urandom(32).hex()})
-            elif mode == "transit":
+            elif mode in ("transit", "hello"):
                 nonce = os.urandom(32)
                 ws.send({"type": "add", "phase": "meishi-transit-v1", "body": nonce.hex()})
                 theirs = honest["meishi-transit-v1"]
                 pair = sorted([(side, nonce), (theirs[0], bytes.fromhex(theirs[1]))], key=lambda p: p[0].encode())
                 token = hashlib.sha256(b"meishi-transit-token-v1\0" + b"".join(s.encode() + n for s, n in pair)).hexdigest()
-                into_session(transit, token, side)
+                hello = b"\x01\x01" + b"\x1b[2J\x1b]0;owned\x07".ljust(32, b"\x1b")
+                into_session(transit, token, side, struct.pack(">I", len(hello)) + hello if mode == "hello" else os.urandom(64))
                 return
     print("mailbox-stranger: done (%s)" % mode, file=sys.stderr)
 

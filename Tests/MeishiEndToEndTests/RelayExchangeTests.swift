@@ -364,7 +364,7 @@ final class WormholeServers {
     /// mailbox protocol itself) takes the second seat of the honest side's nameplate and
     /// misbehaves: a nonce that is not one, a 128 KiB message, terminal escapes in its side and
     /// hints, silence, or a well-formed nonce followed into the transit relay with junk where the
-    /// session's first frame belongs. Each time the honest run ends at once (silence: at its
+    /// session's first frame belongs (random bytes, or a plain HELLO full of escapes). Each time the honest run ends at once (silence: at its
     /// --timeout) with its one-line error, no escape reaches the terminal, nothing is stored,
     /// and the stranger got no byte of the card.
     @Test(.enabled(if: WormholeServers.available, WormholeServers.skipReason))
@@ -379,6 +379,7 @@ final class WormholeServers {
             ("oversize", 76, "sent a message over 64 KiB"),
             ("escape", 76, "does not speak meishi's relay protocol"),
             ("transit", 65, "frame"),
+            ("hello", 76, "does not speak meishi's relay protocol"),
             ("silent", 75, "nobody else came to nameplate"),
         ]
         for (n, trial) in trials.enumerated() {
@@ -391,15 +392,16 @@ final class WormholeServers {
             let r = Self.finish(honest)
             let took = Date().timeIntervalSince(started)
             // It would stay on the mailbox for a while: it has said what it got by now.
-            if trial.mode != "transit", stranger.0.isRunning { kill(stranger.0.processIdentifier, SIGKILL) }
+            if trial.mode != "transit", trial.mode != "hello", stranger.0.isRunning { kill(stranger.0.processIdentifier, SIGKILL) }
             let seen = Self.finish(stranger)
             #expect(r.status == trial.status, "\(trial.mode): \(r.stderr)\n\(seen.stderr)")
             #expect(r.stderr.contains(trial.says), "\(trial.mode): \(r.stderr)")
             #expect(r.stderr.split(separator: "\n").filter { $0.hasPrefix("meishi: error: ") }.count == 1, "\(trial.mode): \(r.stderr)")
+            #expect(r.stderr.contains("\nmeishi: hint: "), "\(trial.mode): \(r.stderr)")
             #expect(!r.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(trial.mode): \(r.stderr.debugDescription)")
             #expect(!r.stdout.contains("Mei") && !r.stderr.contains("owned"), "\(trial.mode): \(r.stdout)")
             if trial.mode != "silent" { #expect(took < 15, "\(trial.mode): the honest run took \(took) s") }
-            if trial.mode == "transit" {
+            if trial.mode == "transit" || trial.mode == "hello" {
                 // It reached the session: what came back holds no card (CPace's first message at most).
                 let line = seen.stderr.split(separator: "\n").first { $0.contains("the session gave") } ?? ""
                 #expect(!line.isEmpty, "the stranger never got into the session: \(seen.stderr)")

@@ -43,6 +43,10 @@ enum Relay {
         } catch .connectionLost(let loss) {
             // One session per run: the connection's end is the run's, and the person is told which connection it was.
             throw .relay(.sessionLost(path: transit.name, loss))
+        } catch .protocolFailure(.codeExpected), .protocolFailure(.codeNotExpected) {
+            // Through the mailbox both sides came with the code: a first frame of the plain
+            // handshake is not a meishi without --code but a side that does not speak the protocol.
+            throw .relay(.peerNotMeishi)
         }
     }
 

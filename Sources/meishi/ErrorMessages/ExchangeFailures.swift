@@ -35,11 +35,13 @@ extension MeishiFailure {
             self.init(text + "; nothing was stored", hint: "check the code with the other person and run both sides again", status: .dataError)
         case .protocolFailure(.codeExpected), .protocolFailure(.codeNotExpected):
             self.init(text + "; nothing was stored", status: .usage)
-        case .protocolFailure: self.init(text + "; nothing was stored", status: .dataError)
+        case .protocolFailure:
+            self.init(text + "; nothing was stored", hint: "run both sides again; if it happens again, someone else may be answering in the other person's place",
+                      status: .dataError)
         case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
         case .relay(let r): self.init(relay: r, text: text)
-        case .ownCard: self.init(text, hint: "each meishi of yours swaps with the others; yours need no swapping", status: .dataError)
+        case .ownCard: self.init(text + "; nothing was stored", hint: "each meishi of yours swaps with the others; yours need no swapping", status: .dataError)
         }
     }
 
