@@ -120,7 +120,7 @@ enum CardRendering {
         case .exchange: "by exchange"
         case .code: "by exchange with a code"
         case .table: "at a table exchange"
-        case .relay: "through a relay"
+        case .relay: "by exchange with a code, met through a mailbox server (--relay)"
         case .qr: "by QR code"
         case .file: "from a file"
         case .import: "imported"
