@@ -190,13 +190,15 @@ enum Relay {
         let upgraded: EventLoopFuture<Upgrade>
         // The upgrade has the same time as the connect: a server that accepts the connection and
         // never answers must not hold the run past it (connectTimeout covers only TCP).
-        let answered = NIOLockedValueBox(false)
+        let answered = NIOLockedValueBox(false), gaveUp = NIOLockedValueBox(false)
         do {
             upgraded = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(timeout)
                 .connect(host: url.host, port: url.port) { channel in
                     channel.eventLoop.scheduleTask(in: timeout) {
-                        if !answered.withLockedValue({ $0 }) { channel.close(promise: nil) }
+                        guard !answered.withLockedValue({ $0 }) else { return }
+                        gaveUp.withLockedValue { $0 = true }
+                        channel.close(promise: nil)
                     }
                     return channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(maxFrameSize: maximumMessage, enableAutomaticErrorHandling: false) { channel, _ in
@@ -233,7 +235,7 @@ enum Relay {
         } catch let e as ExchangeFailure {
             throw e
         } catch {
-            throw .relay(.notAMailbox(url, answered.withLockedValue { $0 } ? ExchangeTransport.connectProblem(error) : .noAnswer))
+            throw .relay(.notAMailbox(url, gaveUp.withLockedValue { $0 } ? .noAnswer : ExchangeTransport.connectProblem(error)))
         }
     }
 
