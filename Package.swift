@@ -69,6 +69,9 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
 
+        // The Swift runtime's hook for the global executor, which MeishiProximity points at the
+        // event loop (`EventLoopExecutor`): the static runtime hides it from dlsym.
+        .target(name: "CTaskHook"),
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
         // A C target does not autolink its system library's module map: it names libjpeg itself.
         .target(name: "CJPEGShim", dependencies: ["CJPEG"], linkerSettings: [.linkedLibrary("jpeg")]),
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "MeishiProximity",
             dependencies: [
-                "MeishiCard", "MeishiCrypto", "MeishiText",
+                "MeishiCard", "MeishiCrypto", "MeishiText", "CTaskHook",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -344,7 +344,7 @@ struct Exchange: MeishiCommand {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { peers in
                 guard interactive else { return nil }
                 spinner.stop()
-                return terminal.choose(peers, timeout: remaining())
+                return await BlockingWork.run { terminal.choose(peers, timeout: remaining()) }
             })
         }
         let outcome: ExchangeService.Outcome

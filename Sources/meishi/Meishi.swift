@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MeishiKit
+import MeishiProximity
 
 @main
 struct Meishi: ParsableCommand {
@@ -35,6 +36,8 @@ struct Meishi: ParsableCommand {
             // The command as parsed, not parsed again in the task: parsing `exchange` takes
             // milliseconds (the argument parser reflects on every option), a pairing's own budget.
             let parsed = Parsed(command: command)
+            // One thread runs the tasks and the network both (`EventLoopExecutor`).
+            EventLoopExecutor.install()
             Task { Foundation.exit(await finish(parsed.command, arguments, ctx)) }
             dispatchMain()
         }

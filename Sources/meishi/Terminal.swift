@@ -22,10 +22,12 @@ enum PromptInterruption {
     /// the question when the pairing behind it is lost (the peer hung up or stopped answering), so
     /// the question does not stay live to "confirm" a dead pairing, and Ctrl-C afterwards ends the
     /// run instead of answering nobody (a tester's finding). `withdrawn` is true when that happened.
-    static func withdrawable<T>(_ body: () -> T) async -> (value: T, interrupted: Bool, withdrawn: Bool) {
+    /// The question runs on a thread of its own (`BlockingWork`): the exchange it belongs to goes
+    /// on meanwhile on the event loop, and hears the other side's answer.
+    static func withdrawable<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> (value: T, interrupted: Bool, withdrawn: Bool) {
         withdrawn.store(false, ordering: .sequentiallyConsistent)
         return await withTaskCancellationHandler {
-            let (value, interrupted) = answeringNo(body)
+            let (value, interrupted) = await BlockingWork.run { answeringNo(body) }
             let void = isWithdrawn
             return (value, interrupted && !void, void)
         } onCancel: {

@@ -28,7 +28,7 @@ public enum Rendezvous {
     /// dial it and, at the same time, dials in turn the candidates it should dial, each failure
     /// leading to the next; each attempt abandoned after the code could be computed spends a guess.
     public static func exchange(alias: String?, interface: String?, timeoutSeconds: Int64, stepTimeout: TimeAmount,
-                                pick: @escaping @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?, participant: ExchangeParticipant,
+                                pick: @escaping @Sendable ([DiscoveredPeer]) async -> DiscoveredPeer?, participant: ExchangeParticipant,
                                 budget: GuessBudget) async throws(ExchangeFailure) -> ExchangeResult {
         let code = participant.code
         let start = ExchangeTransport.now()
@@ -45,7 +45,9 @@ public enum Rendezvous {
         }
         participant.events(.listening(port: port))
         discovery.begin()
-        let ambiguous = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
+        // Several peers heard without a code: `pick` is asked once the wait has ended (it may ask a
+        // person, which must not hold discovery's callback).
+        let severalHeard = NIOLockedValueBox<[DiscoveredPeer]?>(nil)
         // Without a code, peers heard together are first checked for a TCP listener at their
         // announced port: a forged announcement (an alias copied) is dropped, not a reason to stop.
         let checked = NIOLockedValueBox<(alive: Set<[UInt8]>, dead: Set<[UInt8]>)>(([], []))
@@ -57,6 +59,7 @@ public enum Rendezvous {
         let saidQuiet = NIOLockedValueBox(false)
         choosing: while true {
             var chosen: DiscoveredPeer?
+            severalHeard.withLockedValue { $0 = nil }
             while true {
                 let unchecked = NIOLockedValueBox<[DiscoveredPeer]>([])
                 chosen = await discovery.waitForChoice(until: deadline, alsoAt: [start + quietAfter] + (code == nil ? [start + window] : [])) { heard, now in
@@ -73,7 +76,7 @@ public enum Rendezvous {
                             return new[0]  // ends the wait: check them, then choose again
                         }
                     }
-                    return choose(peers, code: code, elapsed: now - start, pick: pick) { several in ambiguous.withLockedValue { $0 = several } }
+                    return choose(peers, code: code, elapsed: now - start) { several in severalHeard.withLockedValue { $0 = several } }
                 }
                 let new = unchecked.withLockedValue { $0 }
                 guard !new.isEmpty else { break }
@@ -86,7 +89,11 @@ public enum Rendezvous {
                     participant.events(.ignoredPeer(host: peer.host, port: Int(peer.announcement.port), alias: peer.announcement.alias))
                 }
             }
-            if let several = ambiguous.withLockedValue({ $0 }) {
+            var ambiguous: [DiscoveredPeer]?
+            if let several = severalHeard.withLockedValue({ $0 }) {
+                if let picked = await pick(several) { chosen = picked } else { ambiguous = several }
+            }
+            if let several = ambiguous {
                 // The others heard us too and may still be checking who listens: stay reachable (and
                 // announced) while they do, or they would drop us as gone and pair among themselves.
                 try? await Task.sleep(for: .milliseconds(Int64((window + probeWait) * 1000)))
@@ -305,14 +312,14 @@ public enum Rendezvous {
     }
 
     /// The peer to pair with among those heard so far, or nil to keep listening. With several
-    /// and no choice, `ambiguous` is told and the first is returned to end the wait.
-    static func choose(_ peers: [DiscoveredPeer], code: ExchangeCode?, elapsed: Double, pick: ([DiscoveredPeer]) -> DiscoveredPeer?,
-                       ambiguous: ([DiscoveredPeer]) -> Void) -> DiscoveredPeer? {
+    /// and no code, `several` is told and the first is returned to end the wait: which one (a
+    /// person's choice through `pick`, or none) is decided after it.
+    static func choose(_ peers: [DiscoveredPeer], code: ExchangeCode?, elapsed: Double,
+                       several: ([DiscoveredPeer]) -> Void) -> DiscoveredPeer? {
         if let code { return peers.first { $0.announcement.matches(code: code) } }
         guard elapsed >= window, !peers.isEmpty else { return nil }
         if peers.count == 1 { return peers[0] }
-        if let p = pick(peers) { return p }
-        ambiguous(peers)
+        several(peers)
         return peers[0]
     }
 
@@ -330,7 +337,7 @@ public enum ExchangeEndpoint: Sendable {
     case dial(host: String, port: Int)
     /// Find the peer by multicast: by the code's N when the participant has a code, else the one
     /// other peer announcing; `pick` may choose among several (nil: nobody chose).
-    case discover(alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) -> DiscoveredPeer?)
+    case discover(alias: String?, interface: String?, pick: @Sendable ([DiscoveredPeer]) async -> DiscoveredPeer?)
     /// Meet through a magic-wormhole mailbox server by the code's nameplate and run the session
     /// through its transit relay (docs/PROTOCOL.md §5.8); needs a code.
     case relay(RelayServers)
