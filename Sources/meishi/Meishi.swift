@@ -36,8 +36,10 @@ struct Meishi: ParsableCommand {
             // The command as parsed, not parsed again in the task: parsing `exchange` takes
             // milliseconds (the argument parser reflects on every option), a pairing's own budget.
             let parsed = Parsed(command: command)
-            // One thread runs the tasks and the network both (`EventLoopExecutor`).
-            EventLoopExecutor.install()
+            // A pairwise exchange runs its tasks and the network on one thread (`EventLoopExecutor`).
+            // Not the rest yet: at a table, seven pairings on one thread lost one to a reset in
+            // 1 of 8 runs of anEndedTableLetsPairingsInProgressFinish under load (0 of 8 on the pool).
+            if let exchange = command as? Exchange, exchange.table == nil { EventLoopExecutor.install() }
             Task { Foundation.exit(await finish(parsed.command, arguments, ctx)) }
             dispatchMain()
         }
