@@ -72,6 +72,8 @@ let package = Package(
         // The Swift runtime's hook for the global executor, which MeishiProximity points at the
         // event loop (`EventLoopExecutor`): the static runtime hides it from dlsym.
         .target(name: "CTaskHook"),
+        // sqlite3_db_config is variadic, which Swift cannot call: MeishiStore's one use of it.
+        .target(name: "CSQLiteShim", linkerSettings: [.linkedLibrary("sqlite3")]),
         // libjpeg's error handler calls exit(): this C shim wraps the decoder with setjmp.
         // A C target does not autolink its system library's module map: it names libjpeg itself.
         .target(name: "CJPEGShim", dependencies: ["CJPEG"], linkerSettings: [.linkedLibrary("jpeg")]),
@@ -85,7 +87,7 @@ let package = Package(
         .target(
             name: "MeishiStore",
             dependencies: [
-                "MeishiCard", "MeishiCrypto", "MeishiText",
+                "MeishiCard", "MeishiCrypto", "MeishiText", "CSQLiteShim",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

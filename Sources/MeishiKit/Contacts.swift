@@ -118,13 +118,15 @@ public struct ContactsService: Sendable {
     }
 
     /// Stores a verified card, in `store` when the caller already opened it, and records the
-    /// `meeting` it came from. Refuses the user's own card.
+    /// `meeting` it came from (and the common-friends `comparison` that ran with it). Refuses the
+    /// user's own card: `ownDID` when the caller holds the identity, else the one in the home.
     public func add(_ card: VerifiedCard, trust: Trust, source: ContactSource, now: Int64, meeting: Meeting? = nil,
-                    in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {
-        if let me = try? IdentityStore(home: home).loadPublic(), me.did == card.payload.senderDID { throw .ownCard }
+                    comparison: FriendComparison? = nil, ownDID: String? = nil, in store: ContactStore? = nil) throws(MeishiError) -> StoreOutcome {
+        let me = ownDID ?? (try? IdentityStore(home: home).loadPublic())?.did
+        if me == card.payload.senderDID { throw .ownCard }
         let contact = Contact(card: card, trust: trust, source: source, seen: now)
         let target: ContactStore
         if let store { target = store } else { target = try open() }
-        do { return try target.store(contact, meeting: meeting) } catch { throw .store(error) }
+        do { return try target.store(contact, meeting: meeting, comparison: comparison) } catch { throw .store(error) }
     }
 }

@@ -153,6 +153,8 @@ struct Pairings: Sendable {
     let clock: @Sendable () -> Int64
     /// How the meeting is recorded when it is not told by the code: at a table or through a relay.
     let meetingPlace: MeetingKind?
+    /// Ours: a card of this DID is refused (`ownCard`) without reading the identity file again.
+    let ownDID: String
 
     /// The meeting's kind: a table or a relay, else a code (CPace) or an exchange (digits, --yes).
     func meetingKind(code: Bool) -> MeetingKind { meetingPlace ?? (code ? .code : .exchange) }
@@ -227,6 +229,7 @@ struct Pairings: Sendable {
         self.early = early
         self.clock = clock
         meetingPlace = place
+        ownDID = identity.did
     }
 
     /// Stores the peer of a finished pairing (once: the message phase may have stored it) with its common friends.
@@ -238,6 +241,15 @@ struct Pairings: Sendable {
         var stored: StoreOutcome
         var rotated: RotationApplied?
         let meeting = Meeting(at: clock(), how: meetingKind(code: authentication == .code), event: request.event, gave: request.level)
+        let friendsPhase = result.phase(CommonFriendsExchangePhase.self)
+        let comparison: FriendComparison? = if case .ran(let mode, let indices, let peerSetSize)? = friendsPhase?.outcome {
+            FriendComparison(friendIDs: friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID), mode: mode.rawValue,
+                             at: clock(), peerSetSize: peerSetSize)
+        } else {
+            nil
+        }
+        // Stored with the card in one transaction when the card is stored here (one commit).
+        var comparisonRecorded = false
         if let chain = result.phase(RotationPhase.self)?.received, !chain.isEmpty,
            case .success(let applied)? = try? store.applyRotation(
                chain, card: Contact(card: result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, seen: clock()),
@@ -250,15 +262,18 @@ struct Pairings: Sendable {
             stored = already
         } else {
             stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
-                                      meeting: meeting, in: store)
+                                      meeting: meeting, comparison: comparison, ownDID: ownDID, in: store)
+            comparisonRecorded = true
         }
         var report: ExchangeService.CommonFriendsReport?
-        if let friendsPhase = result.phase(CommonFriendsExchangePhase.self), let outcome = friendsPhase.outcome {
+        if let friendsPhase, let outcome = friendsPhase.outcome {
             var shared: [Contact] = []
-            if case .ran(let mode, let indices, let peerSetSize) = outcome {
-                let ids = friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID)
+            if let comparison {
                 do {
-                    try store.recordCommonFriends(of: stored.contact.id!, friendIDs: ids, mode: mode.rawValue, at: clock(), peerSetSize: peerSetSize)
+                    if !comparisonRecorded {
+                        try store.recordCommonFriends(of: stored.contact.id!, friendIDs: comparison.friendIDs, mode: comparison.mode,
+                                                      at: comparison.at, peerSetSize: comparison.peerSetSize)
+                    }
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }

@@ -13,6 +13,21 @@ public struct FriendCandidate: Equatable, Sendable {
     public let phones: [String]
 }
 
+/// A common-friends comparison that ran, to record on the contact it ran with: my contacts it
+/// found (their ids), the mode, when, and how many elements the peer compared.
+public struct FriendComparison: Sendable {
+    public let friendIDs: [Int64]
+    public let mode: String
+    public let at: Int64
+    public let peerSetSize: Int
+    public init(friendIDs: [Int64], mode: String, at: Int64, peerSetSize: Int) {
+        self.friendIDs = friendIDs
+        self.mode = mode
+        self.at = at
+        self.peerSetSize = peerSetSize
+    }
+}
+
 /// The last comparison with one contact: when, how, and which of my contacts it shares.
 public struct CommonFriends: Equatable, Sendable {
     /// The mode that ran (`hash`, `ecdh`, `verified`).
@@ -56,17 +71,20 @@ extension ContactStore {
 
     /// Records a comparison with `contactID`, replacing the one before. Friends deleted meanwhile are left out.
     public func recordCommonFriends(of contactID: Int64, friendIDs: [Int64], mode: String, at: Int64, peerSetSize: Int) throws(StoreError) {
-        try write { db in
-            try db.execute(sql: "DELETE FROM friend_comparison WHERE contactId = ?", arguments: [contactID])
-            try db.execute(sql: "INSERT INTO friend_comparison (contactId, mode, at, peerSetSize) VALUES (?, ?, ?, ?)",
-                           arguments: [contactID, mode, at, peerSetSize])
-            let insert = try db.makeStatement(sql: """
-                INSERT OR IGNORE INTO common_friend (contactId, friendId) SELECT ?, id FROM contact WHERE id = ? AND id != ?
-                """)
-            for f in friendIDs { try insert.execute(arguments: [contactID, f, contactID]) }
-            try db.execute(sql: "UPDATE friend_comparison SET found = (SELECT COUNT(*) FROM common_friend WHERE contactId = ?) WHERE contactId = ?",
-                           arguments: [contactID, contactID])
-        }
+        let comparison = FriendComparison(friendIDs: friendIDs, mode: mode, at: at, peerSetSize: peerSetSize)
+        try write { db in try Self.record(comparison, of: contactID, in: db) }
+    }
+
+    static func record(_ comparison: FriendComparison, of contactID: Int64, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM friend_comparison WHERE contactId = ?", arguments: [contactID])
+        try db.execute(sql: "INSERT INTO friend_comparison (contactId, mode, at, peerSetSize) VALUES (?, ?, ?, ?)",
+                       arguments: [contactID, comparison.mode, comparison.at, comparison.peerSetSize])
+        let insert = try db.makeStatement(sql: """
+            INSERT OR IGNORE INTO common_friend (contactId, friendId) SELECT ?, id FROM contact WHERE id = ? AND id != ?
+            """)
+        for f in comparison.friendIDs { try insert.execute(arguments: [contactID, f, contactID]) }
+        try db.execute(sql: "UPDATE friend_comparison SET found = (SELECT COUNT(*) FROM common_friend WHERE contactId = ?) WHERE contactId = ?",
+                       arguments: [contactID, contactID])
     }
 
     /// The last comparison with `contactID`; nil when there was none (added by QR or import).

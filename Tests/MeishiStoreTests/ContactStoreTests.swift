@@ -170,6 +170,25 @@ import MeishiCard
         #expect(try ContactStore.readOnly(path: old) == nil)
     }
 
+    /// Many commands, each opening the store, writing once and closing it, leave a short
+    /// write-ahead log: every later command reads the whole log when it opens the store. SQLite
+    /// alone let it grow to about 4 MB (its automatic checkpoint starts the log anew only when
+    /// the same connection writes again); the close makes no checkpoint, and each commit is on
+    /// the disk by itself (synchronous FULL).
+    @Test func theWriteAheadLogStaysShortAcrossCommands() throws {
+        var largest = 0
+        for n in 0..<400 {
+            let store = try ContactStore(path: path)
+            _ = try store.store(contact("did:key:z6MkLog\(n)", name: "Person \(n)", email: "p\(n)@example.org"))
+            let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+            largest = max(largest, size)
+        }
+        #expect(largest <= ContactStore.logLimit + 256 * 1024, "the log reached \(largest) bytes")
+        #expect(try ContactStore(path: path).count() == 400)
+        let writer = try ContactStore(path: path)
+        #expect(try writer.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == 2, "FULL")
+    }
+
     /// A bulk insert ends with the write-ahead log emptied: the next process would read it all.
     @Test func bulkInsertEmptiesTheWriteAheadLog() throws {
         let store = try ContactStore(path: path)
