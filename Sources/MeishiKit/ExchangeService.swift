@@ -240,20 +240,21 @@ struct Pairings: Sendable {
         }
         var stored: StoreOutcome
         var rotated: RotationApplied?
-        let meeting = Meeting(at: clock(), how: meetingKind(code: authentication == .code), event: request.event, gave: request.level)
+        let now = clock(), trust: Trust = authentication == .none ? .signed : .met
+        let meeting = Meeting(at: now, how: meetingKind(code: authentication == .code), event: request.event, gave: request.level)
         let friendsPhase = result.phase(CommonFriendsExchangePhase.self)
         let comparison: FriendComparison? = if case .ran(let mode, let indices, let peerSetSize)? = friendsPhase?.outcome {
             FriendComparison(friendIDs: friendSet.contactIDs(indices, excluding: result.peerCard.payload.senderDID), mode: mode.rawValue,
-                             at: clock(), peerSetSize: peerSetSize)
+                             at: now, peerSetSize: peerSetSize)
         } else {
             nil
         }
-        // Stored with the card in one transaction when the card is stored here (one commit).
-        var comparisonRecorded = false
+        // Recorded with the card, in its transaction, when the card is stored here; else after it.
+        var comparisonLeft = comparison
         if let chain = result.phase(RotationPhase.self)?.received, !chain.isEmpty,
            case .success(let applied)? = try? store.applyRotation(
-               chain, card: Contact(card: result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, seen: clock()),
-               held: nil, now: clock(), meeting: early.outcome(result.peerCard.payload.senderDID) == nil ? meeting : nil) {
+               chain, card: Contact(card: result.peerCard, trust: trust, source: .exchange, seen: now),
+               held: nil, now: now, meeting: early.outcome(result.peerCard.payload.senderDID) == nil ? meeting : nil) {
             // A contact held under an old DID of the peer moved to the card's DID (one stored by
             // the message phase under the new DID just now is folded into it).
             rotated = applied
@@ -261,19 +262,16 @@ struct Pairings: Sendable {
         } else if let already = early.outcome(result.peerCard.payload.senderDID) {
             stored = already
         } else {
-            stored = try contacts.add(result.peerCard, trust: authentication == .none ? .signed : .met, source: .exchange, now: clock(),
+            stored = try contacts.add(result.peerCard, trust: trust, source: .exchange, now: now,
                                       meeting: meeting, comparison: comparison, ownDID: ownDID, in: store)
-            comparisonRecorded = true
+            comparisonLeft = nil
         }
         var report: ExchangeService.CommonFriendsReport?
         if let friendsPhase, let outcome = friendsPhase.outcome {
             var shared: [Contact] = []
-            if let comparison {
+            if comparison != nil {
                 do {
-                    if !comparisonRecorded {
-                        try store.recordCommonFriends(of: stored.contact.id!, friendIDs: comparison.friendIDs, mode: comparison.mode,
-                                                      at: comparison.at, peerSetSize: comparison.peerSetSize)
-                    }
+                    if let comparisonLeft { try store.record(comparisonLeft, of: stored.contact.id!) }
                     shared = try store.commonFriends(of: stored.contact.id!)?.friends ?? []
                 } catch { throw .store(error) }
             }

@@ -69,9 +69,9 @@ extension ContactStore {
         }
     }
 
-    /// Records a comparison with `contactID`, replacing the one before. Friends deleted meanwhile are left out.
-    public func recordCommonFriends(of contactID: Int64, friendIDs: [Int64], mode: String, at: Int64, peerSetSize: Int) throws(StoreError) {
-        let comparison = FriendComparison(friendIDs: friendIDs, mode: mode, at: at, peerSetSize: peerSetSize)
+    /// Records a comparison with `contactID`, replacing the one before. Friends deleted meanwhile
+    /// are left out. (`store(_:meeting:comparison:)` records it with the card, in one commit.)
+    public func record(_ comparison: FriendComparison, of contactID: Int64) throws(StoreError) {
         try write { db in try Self.record(comparison, of: contactID, in: db) }
     }
 

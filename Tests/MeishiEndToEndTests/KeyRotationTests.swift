@@ -171,8 +171,8 @@ import MeishiStore
         let ann = Self.identity()
         let annCard = try CardVerifier(clock: { Self.t0 }).verify(try Self.card(of: ann, name: "Ann Lee", at: Self.t0 - 9))
         let annID = try store.store(Contact(card: annCard, trust: .met, source: .exchange, seen: Self.t0 - 9)).contact.id!
-        try store.recordCommonFriends(of: other, friendIDs: [annID], mode: "ecdh", at: Self.t0 - 8, peerSetSize: 3)
-        try store.recordCommonFriends(of: annID, friendIDs: [other], mode: "ecdh", at: Self.t0 - 9, peerSetSize: 3)
+        try store.record(FriendComparison(friendIDs: [annID], mode: "ecdh", at: Self.t0 - 8, peerSetSize: 3), of: other)
+        try store.record(FriendComparison(friendIDs: [other], mode: "ecdh", at: Self.t0 - 9, peerSetSize: 3), of: annID)
         let statement = RotationStatement.sign(old: old.signingKey, new: new.signingKey, time: Self.t0 - 10)
         #expect(Self.accept([statement], card: try Self.card(of: new, at: Self.t0 - 5), from: old.did, store).0 == .stored(timestamp: Self.t0 - 5))
         #expect(try store.count() == 2)

@@ -37,7 +37,7 @@ import MeishiCrypto
         #expect(try store.friendCandidates(excludingDID: "").first { $0.did == "did:key:z6MkDev" }?.phones == [])
 
         #expect(try store.commonFriends(of: kenStored.id!) == nil)
-        try store.recordCommonFriends(of: kenStored.id!, friendIDs: [cleo.id!, dev.id!, 999, kenStored.id!], mode: "ecdh", at: 42, peerSetSize: 7)
+        try store.record(FriendComparison(friendIDs: [cleo.id!, dev.id!, 999, kenStored.id!], mode: "ecdh", at: 42, peerSetSize: 7), of: kenStored.id!)
         var found = try #require(try store.commonFriends(of: kenStored.id!))
         #expect(found.friends.map(\.name) == ["Cleo", "Dev"] && found.mode == "ecdh" && found.at == 42 && found.peerSetSize == 7)
         _ = try store.delete("Cleo")
@@ -50,7 +50,7 @@ import MeishiCrypto
         let counts = try store.commonFriendCounts()
         #expect(counts.first { $0.contact.name == "Ken" }?.shared == 1 && counts.first { $0.contact.name == "Dev" }?.shared == nil)
         // A later comparison replaces the earlier one; deleting the contact removes its comparison.
-        try store.recordCommonFriends(of: kenStored.id!, friendIDs: [], mode: "hash", at: 43, peerSetSize: 1)
+        try store.record(FriendComparison(friendIDs: [], mode: "hash", at: 43, peerSetSize: 1), of: kenStored.id!)
         #expect(try store.commonFriends(of: kenStored.id!)?.friends.isEmpty == true)
         _ = try store.delete("Ken")
         #expect(try store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM friend_comparison") } == 0)
