@@ -344,7 +344,11 @@ struct Exchange: MeishiCommand {
             endpoint = .discover(alias: alias, interface: interfaceName, pick: { peers in
                 guard interactive else { return nil }
                 spinner.stop()
-                return await BlockingWork.run { terminal.choose(peers, timeout: remaining()) }
+                let picked = await BlockingWork.run { terminal.choose(peers, timeout: remaining()) }
+                if let picked {
+                    spinner.start("pairing with \(picked.announcement.alias.map { TerminalText.sanitized($0) + " at " } ?? "")\(picked.host)…")
+                }
+                return picked
             })
         }
         let outcome: ExchangeService.Outcome

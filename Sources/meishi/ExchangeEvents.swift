@@ -25,6 +25,9 @@ enum ExchangeEvents {
         case .ignoredPeer(let host, let port, let alias):
             "ignoring the peer announced at \(host) port \(port)" + (alias.map { " as \(TerminalText.sanitized($0))" } ?? "")
                 + ": nothing accepts a connection there (a forged or stale announcement)"
+        case .chosenPeerGone(let host, let alias, let failure):
+            "\(alias.map { TerminalText.sanitized($0) + " at " } ?? "")\(host) did not pair (\(ExchangeWording.describe(failure))): "
+                + "it left, or chose someone else; choosing again"
         case .codesMatch: "the codes match: the other side typed the same code"
         case .peerHungUp(let address, let failure, let used):
             "\(address == "unknown" ? "a peer" : "someone at \(address)") started pairing and hung up: "
@@ -106,6 +109,8 @@ enum ExchangeEvents {
             "the transit relay \(servers.transit) paired us, but a direct connection is still proving itself: waiting up to \(Int(grace * 1000)) ms for it"
         case .directPaired(let name, let role): "the session goes through \(name); running it as the \(role == .dialer ? "dialer" : "listener")"
         case .storingCard(let database): "the connection is closed; storing the card in \(database)"
+        case .notChosen(let address):
+            "closed a connection from \(address): not the peer discovery chose (it chose someone else, or checked that this side listens)"
         }
     }
 

@@ -107,8 +107,9 @@ struct LiveTerminal: TerminalIO {
         while line.count < 256 {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if PromptInterruption.requested {
-                // A withdrawn question ends its line: what is said next starts a line of its own.
-                if PromptInterruption.isWithdrawn, OpenPrompt.close() { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
+                // A withdrawn question, or one Ctrl-C answered, ends its line: what is said next
+                // starts a line of its own (after "[y/N] ^C" before, a tester's finding).
+                if OpenPrompt.close() { _ = "\n".withCString { Glibc.write(fd, $0, 1) } }
                 return .ended
             }
             let left = deadline.map { Int32(max(0, $0.timeIntervalSinceNow) * 1000) } ?? -1
@@ -202,11 +203,15 @@ extension TerminalIO {
         for (n, p) in peers.enumerated() {
             question += "  \(n + 1)) \(TerminalText.sanitized(p.announcement.alias ?? "(no alias)")) at \(p.host)\n"
         }
-        question += "Which one? [1-\(peers.count)] "
-        guard let answer = ask(question, timeout: timeout), let n = Int(answer.trimmingCharacters(in: .whitespaces)), (1...peers.count).contains(n) else {
-            return nil
+        let which = "Which one? [1-\(peers.count)] "
+        question += which
+        // A number out of range (or none) asks again; no answer within `timeout` or the end of input chooses nobody.
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        while let answer = ask(question, timeout: deadline.map { max(0, $0.timeIntervalSinceNow) }) {
+            if let n = Int(answer.trimmingCharacters(in: .whitespaces)), (1...peers.count).contains(n) { return peers[n - 1] }
+            question = "a number from 1 to \(peers.count), please. " + which
         }
-        return peers[n - 1]
+        return nil
     }
 }
 

@@ -112,6 +112,10 @@ public enum ExchangeFailure: Error, Sendable {
     case relay(RelayFailure)
     /// The peer's card is our own identity's (another meishi of ours, at a table): not stored.
     case ownCard
+    /// A connection to a listener that serves only the session discovery chose (§5.5) ended
+    /// before it introduced that session: another meishi that chose someone else, or one checking
+    /// that this side listens (a connection opened and closed). Not a failure of this run.
+    case notChosen
 }
 
 

@@ -13,6 +13,9 @@ public enum ExchangeEvent: Sendable {
     case waitingOnMailbox
     /// A lost pairing released the choice: this side listens for a peer again.
     case stillListening
+    /// Without a code: the peer discovery chose (`host`, announced as `alias`) could not be
+    /// dialled or closed the connection (it left, or chose someone else): discovery chooses again.
+    case chosenPeerGone(host: String, alias: String?, failure: ExchangeFailure)
     /// Discovery has heard nobody for `Rendezvous.quietAfter` seconds.
     case nobodyFound
     /// Peers heard together were checked: nothing accepts a connection at this one's announced port.
@@ -87,6 +90,9 @@ public enum ExchangeStep: Sendable {
     case relayHeld(RelayServers, grace: Double)
     /// `--relay`: a direct connection (named) carries the session.
     case directPaired(String, role: ExchangeSession.Role)
+    /// A connection from `address` did not introduce the session discovery chose (it chose
+    /// someone else, or checked that this side listens): closed, and this side goes on listening.
+    case notChosen(address: String)
     /// The application stores the peer's card in `database` now that the connection is closed.
     case storingCard(database: String)
 }

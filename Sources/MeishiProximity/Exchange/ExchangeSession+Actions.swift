@@ -126,7 +126,7 @@ extension ExchangeSession {
             if case .expect(let own, let candidates)? = introduction {
                 introduction = nil
                 guard body.first == Self.introductionType, candidates().contains(Array(body.dropFirst())) else {
-                    return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))]
+                    return [.finish(.failed(.notChosen))]
                 }
                 bindDiscovery(dialerID: Array(body.dropFirst()), listenerID: own)
                 return out
@@ -151,10 +151,10 @@ extension ExchangeSession {
         case .workDone:
             return []
         case .timerFired:
-            if case .expect? = introduction { return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))] }
+            if case .expect? = introduction { return [.finish(.failed(.notChosen))] }
             return [.finish(.failed(.connectionLost(.timedOut(waiting: waitingFor))))]
         case .connectionClosed(let error):
-            if case .expect? = introduction { return [.finish(.failed(.protocolFailure(.unexpectedMessage("not the peer chosen by discovery"))))] }
+            if case .expect? = introduction { return [.finish(.failed(.notChosen))] }
             return [.finish(.failed(.connectionLost(error.map(ConnectionLoss.failed) ?? .closed(waiting: waitingFor))))]
         }
     }

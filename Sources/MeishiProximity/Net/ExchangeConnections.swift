@@ -125,6 +125,10 @@ public enum ExchangeTransport {
                  .failure(.unanswered), .failure(.protocolFailure(.peerDidNotAnswer)):
                 // A person decided (or gave no answer): the exchange is over either way.
                 decide(attempt)
+            case .failure(.notChosen):
+                // Another meishi's choice or its check that we listen: nothing to tell but with --verbose.
+                guardian.recordFailure(address, now: now())
+                participant.events(.step(.notChosen(address: address)))
             case .failure(.tooManyGuesses):
                 // The last try is held by a pairing still in progress: this one was refused before it
                 // revealed anything.

@@ -67,8 +67,11 @@ public enum Rendezvous {
                         participant.events(.nobodyFound)
                     }
                     let (alive, dead) = checked.withLockedValue { $0 }
-                    // A table's members pair among themselves (§5.7): not a peer of a pairwise run.
-                    let peers = heard.filter { !dead.contains($0.announcement.sessionID) && !$0.announcement.table }
+                    // A table's members pair among themselves (§5.7), and a peer announcing a code's
+                    // number pairs only with that code: neither is a peer of a run without one.
+                    let peers = heard.filter {
+                        !dead.contains($0.announcement.sessionID) && !$0.announcement.table && (code != nil || $0.announcement.nameplate == nil)
+                    }
                     if code == nil, now - start >= window, peers.count > 1 {
                         let new = peers.filter { !alive.contains($0.announcement.sessionID) }
                         if !new.isEmpty {
@@ -106,6 +109,15 @@ public enum Rendezvous {
                     let lost = NIOLockedValueBox(false)
                     outcome = await with(chosen, discovery: discovery, server: server, deadline: deadline, stepTimeout: stepTimeout,
                                          participant: participant, budget: budget, pairingLost: { lost.withLockedValue { $0 = true } })
+                    // Dialling, the chosen peer was gone (refused) or closed on us before the handshake:
+                    // it left, or it chose someone else. Drop it and choose again among the others heard.
+                    if case .failure(let failure) = outcome, dials(own: discovery.sessionID, peer: chosen.announcement.sessionID),
+                       Self.choiceLost(failure), ExchangeTransport.now() < deadline {
+                        checked.withLockedValue { _ = $0.dead.insert(chosen.announcement.sessionID) }
+                        lostOne = true
+                        participant.events(.chosenPeerGone(host: chosen.host, alias: chosen.announcement.alias, failure: failure))
+                        continue choosing
+                    }
                     // Serving ended with the pairing: listen again on the announced port.
                     if lost.withLockedValue({ $0 }), ExchangeTransport.now() < deadline,
                        let again = try? await ExchangeTransport.bind(host: nil, port: port) {
@@ -321,6 +333,16 @@ public enum Rendezvous {
         if peers.count == 1 { return peers[0] }
         several(peers)
         return peers[0]
+    }
+
+    /// Whether a dial to the chosen peer failed the way a peer that left or chose someone else
+    /// makes it fail, before any code was shown: nothing listens there, or the connection ended
+    /// before the handshake. (A pairing lost later still ends a dialer's run.)
+    static func choiceLost(_ failure: ExchangeFailure) -> Bool {
+        switch failure {
+        case .unreachable(.cannotConnect), .connectionLost(.closed(waiting: .handshake)), .connectionLost(.timedOut(waiting: .handshake)): true
+        default: false
+        }
     }
 
     /// Whether this side dials: its session id sorts before the peer's.

@@ -231,8 +231,10 @@ public enum Table {
                         guardian.recordFailure(address, now: ExchangeTransport.now())
                         // Never got as far as the code (a port scan, a stranger, a member not heard yet): costs nothing.
                         if id?.isEmpty ?? true {
-                            if case .failure(let e) = attempt {
-                                quiet.record(.peerFailed(address: address, failure: e, stillListening: false), now: ExchangeTransport.now())
+                            switch attempt {
+                            case .failure(.notChosen): participant.events(.step(.notChosen(address: address)))
+                            case .failure(let e): quiet.record(.peerFailed(address: address, failure: e, stillListening: false), now: ExchangeTransport.now())
+                            case .success: break
                             }
                             return
                         }

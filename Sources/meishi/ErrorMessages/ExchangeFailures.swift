@@ -38,7 +38,7 @@ extension MeishiFailure {
         case .protocolFailure:
             self.init(text + "; nothing was stored", hint: "run both sides again; if it happens again, someone else may be answering in the other person's place",
                       status: .dataError)
-        case .connectionLost: self.init(text + "; nothing was stored", status: .unavailable)
+        case .connectionLost, .notChosen: self.init(text + "; nothing was stored", status: .unavailable)
         case .io: self.init(text, status: .failure)
         case .relay(let r): self.init(relay: r, text: text)
         case .ownCard: self.init(text + "; nothing was stored", hint: "each meishi of yours swaps with the others; yours need no swapping", status: .dataError)
@@ -97,6 +97,7 @@ enum ExchangeWording {
         case .io(let problem): describe(problem)
         case .relay(let r): RelayWording.describe(r)
         case .ownCard: "that is your own card (another meishi of yours at this table); not stored"
+        case .notChosen: "the connection did not introduce the peer discovery chose"
         }
     }
 
