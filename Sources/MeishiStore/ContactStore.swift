@@ -211,16 +211,23 @@ public final class ContactStore: Sendable {
         var st = stat()
         guard stat(path + "-wal", &st) == 0, Int(st.st_size) > Self.logLimit else { return }
         do {
-            let busy = try pool.writeWithoutTransaction { db -> Bool in
+            if try walCheckpointIsBusy(waiting: false) { logger.debug("write-ahead log not emptied: another process is reading it") }
+        } catch {
+            logger.warning("write-ahead log not emptied yet: \(error)")
+        }
+    }
+
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` once; true when another process kept it from completing.
+    /// `waiting: false` waits for no lock (the busy timeout is 0 meanwhile).
+    func walCheckpointIsBusy(waiting: Bool = true) throws(StoreError) -> Bool {
+        do {
+            return try pool.writeWithoutTransaction { db in
                 let connection = db.sqliteConnection
-                sqlite3_busy_timeout(connection, 0)
-                defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
+                if !waiting { sqlite3_busy_timeout(connection, 0) }
+                defer { if !waiting { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) } }
                 return (try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")?[0] as Int?) != 0
             }
-            if busy { logger.debug("write-ahead log not emptied: another process is reading it") }
-        } catch {
-            logger.warning("write-ahead log not emptied yet: \(Self.describe(error))")
-        }
+        } catch { throw .unavailable(Self.describe(error)) }
     }
 
     // MARK: Storing

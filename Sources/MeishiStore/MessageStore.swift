@@ -110,15 +110,6 @@ extension ContactStore {
         }
         throw .unavailable("the write-ahead log could not be checkpointed: another process keeps it open")
     }
-
-    private func walCheckpointIsBusy() throws(StoreError) -> Bool {
-        do {
-            return try pool.writeWithoutTransaction { db in
-                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                return (row?[0] as Int?) != 0
-            }
-        } catch { throw .unavailable(Self.describe(error)) }
-    }
 }
 
 extension ContactStore {
