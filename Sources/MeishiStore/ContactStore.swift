@@ -211,20 +211,23 @@ public final class ContactStore: Sendable {
         var st = stat()
         guard stat(path + "-wal", &st) == 0, Int(st.st_size) > Self.logLimit else { return }
         do {
-            if try walCheckpointIsBusy(waiting: false) { logger.debug("write-ahead log not emptied: another process is reading it") }
+            if try walCheckpointIsBusy() { logger.debug("write-ahead log not emptied: another process is reading it") }
         } catch {
             logger.warning("write-ahead log not emptied yet: \(error)")
         }
     }
 
-    /// `PRAGMA wal_checkpoint(TRUNCATE)` once; true when another process kept it from completing.
-    /// `waiting: false` waits for no lock (the busy timeout is 0 meanwhile).
-    func walCheckpointIsBusy(waiting: Bool = true) throws(StoreError) -> Bool {
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` once, waiting for no lock (the busy timeout is 0
+    /// meanwhile); true when another process kept it from completing. Its callers retry, or
+    /// leave it to a later write: a try that sat in the busy timeout held this process's writer
+    /// for up to 10 s, and other processes' writes then passed their own timeout ("database is
+    /// locked" in `twentyCommandsOnAFreshStoreAtOnce` on a starved machine).
+    func walCheckpointIsBusy() throws(StoreError) -> Bool {
         do {
             return try pool.writeWithoutTransaction { db in
                 let connection = db.sqliteConnection
-                if !waiting { sqlite3_busy_timeout(connection, 0) }
-                defer { if !waiting { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) } }
+                sqlite3_busy_timeout(connection, 0)
+                defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
                 return (try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")?[0] as Int?) != 0
             }
         } catch { throw .unavailable(Self.describe(error)) }
