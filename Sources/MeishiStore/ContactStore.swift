@@ -220,8 +220,8 @@ public final class ContactStore: Sendable {
     /// `PRAGMA wal_checkpoint(TRUNCATE)` once, waiting for no lock (the busy timeout is 0
     /// meanwhile); true when another process kept it from completing. Its callers retry, or
     /// leave it to a later write: a try that sat in the busy timeout held this process's writer
-    /// for up to 10 s, and other processes' writes then passed their own timeout ("database is
-    /// locked" in `twentyCommandsOnAFreshStoreAtOnce` on a starved machine).
+    /// for up to 10 s, and other processes' writes could then pass their own timeout (the likely
+    /// cause of "database is locked" in `twentyCommandsOnAFreshStoreAtOnce` on a starved machine).
     func walCheckpointIsBusy() throws(StoreError) -> Bool {
         do {
             return try pool.writeWithoutTransaction { db in

@@ -40,14 +40,13 @@ struct MessagePerson {
 /// the two threads of Swift's cooperative pool on a 2-core machine would stall the in-process
 /// listener that the work is waiting for. Not on Dispatch's global queue either: on Linux it
 /// runs few threads per CPU, so the blocking waits of suites running alongside (AgentTests, for
-/// minutes) queued this one behind them, and `aProbeFloodUnderACapturedTagLeavesTheListenerHearing`
-/// read that its listener had started only once its 120 s were over (the flood drew no answer,
+/// minutes) can queue this one behind them; the likely cause of CI's failed
+/// `aProbeFloodUnderACapturedTagLeavesTheListenerHearing`, which read that its listener had
+/// started only once its 120 s were over (the flood drew no answer,
 /// the honest send found nobody; 325 s in CI, 2.4 s alone).
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { c in
-        let thread = Thread { c.resume(with: Result { try body() }) }
-        thread.stackSize = 1 << 20
-        thread.start()
+        Thread { c.resume(with: Result { try body() }) }.start()
     }
 }
 
