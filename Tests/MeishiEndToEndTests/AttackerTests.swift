@@ -193,7 +193,7 @@ extension NamespaceExchangeTests {
     /// (before: 150,000 probes here drew 16,486 answers), a full memory forgets its oldest nonces
     /// (`ProbeFloodTests`), and the log is summarised: after the flood, Mei's `send` finds Ken.
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func aProbeFloodUnderACapturedTagLeavesTheListenerHearing() async throws {
+    func aProbeFloodUnderACapturedTagLeavesTheListenerHearing() throws {
         let teardown = try NamespaceExchangeTests.hosts("mpf", 3)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
@@ -201,7 +201,7 @@ extension NamespaceExchangeTests {
         try ken.knows(mei)
         let listening = try Self.runMeishi("mpf1", ken.home, ["listen", "--for", "120"])
         // Flood once it listens (it joins the group before it says so): a loaded machine starts it late.
-        let started = try await Self.startedListening(listening)
+        let started = Self.startedListening(listening)
         try #require(started.contains("listening for messages"), "listen did not start: \(started)")
         #expect(!started.contains("not answering probes"), "\(started)")
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
@@ -242,12 +242,12 @@ extension NamespaceExchangeTests {
         p.standardOutput = Pipe()
         p.standardError = Pipe()
         try p.run()
-        let (_, counts, floodErr) = try await offPool { Self.finishMeishi(p) }
+        let (_, counts, floodErr) = Self.finishMeishi(p)
         let numbers = counts.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
         let sending = try Self.runMeishi("mpf2", mei.home, ["send", "Ken", "still there?", "--timeout", "90"])
-        let sent = try await offPool { Self.finishMeishi(sending) }
+        let sent = Self.finishMeishi(sending)
         kill(listening.processIdentifier, SIGINT)
-        let l = try await offPool { Self.finishMeishi(listening) }
+        let l = Self.finishMeishi(listening)
         #expect(numbers.count == 2 && numbers[0] > 0, "the flood sent nothing: \(counts) \(floodErr)")
         #expect(sent.status == 0, "flood (sent, answered) = \(counts): \(sent.err)\nlistener: \(started)\(l.err.suffix(2000))")
         #expect(numbers.count == 2 && numbers[1] < 1000, "the flood drew \(numbers) answers")
@@ -260,24 +260,24 @@ extension NamespaceExchangeTests {
 /// as a user service that starts at login).
 extension NamespaceExchangeTests {
     /// Reads `listen`'s standard error until it says it listens (or exits); returns what it read.
-    static func startedListening(_ listening: Process) async throws -> String {
-        try await offPool { () -> String in
-            var text = ""
-            let err = (listening.standardError as! Pipe).fileHandleForReading
-            while !text.contains("listening for messages") {
-                let chunk = err.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            return text
+    /// Blocks: the tests around a listener process are synchronous, so that nothing between
+    /// "listening" and the traffic they send waits for a thread of Swift's cooperative pool.
+    static func startedListening(_ listening: Process) -> String {
+        var text = ""
+        let err = (listening.standardError as! Pipe).fileHandleForReading
+        while !text.contains("listening for messages") {
+            let chunk = err.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
         }
+        return text
     }
 
     /// With no IPv4 multicast interface when it starts, `listen` said "not answering probes" and
     /// never tried again: a sender found it only with --peer. Now it says it is not answering
     /// *yet*, keeps trying, and answers once the interface has its address.
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func aListenerStartedBeforeTheNetworkAnswersOnceItIsUp() async throws {
+    func aListenerStartedBeforeTheNetworkAnswersOnceItIsUp() throws {
         let teardown = try NamespaceExchangeTests.hosts("mnu", 2)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
@@ -285,15 +285,15 @@ extension NamespaceExchangeTests {
         try ken.knows(mei)
         #expect(try Self.sh(["ip", "-n", "mnu1", "addr", "flush", "dev", "mnuh1"]) == 0)
         let listening = try Self.runMeishi("mnu1", ken.home, ["listen", "--for", "120"])
-        let started = try await Self.startedListening(listening)
+        let started = Self.startedListening(listening)
         try #require(started.contains("listening for messages"), "listen did not start: \(started)")
         #expect(started.contains("not answering probes yet"), "\(started)")
         #expect(try Self.sh(["ip", "-n", "mnu1", "addr", "add", "10.147.0.1/24", "dev", "mnuh1"]) == 0)
         #expect(try Self.sh(["ip", "-n", "mnu1", "route", "replace", "224.0.0.0/4", "dev", "mnuh1"]) == 0)
         let sending = try Self.runMeishi("mnu2", mei.home, ["send", "Ken", "are you up?", "--timeout", "60"])
-        let sent = try await offPool { Self.finishMeishi(sending) }
+        let sent = Self.finishMeishi(sending)
         kill(listening.processIdentifier, SIGINT)
-        let l = try await offPool { Self.finishMeishi(listening) }
+        let l = Self.finishMeishi(listening)
         #expect(sent.status == 0, "\(sent.err)\nlistener: \(started)\(l.err)")
         #expect(l.err.contains("answering probes now"), "\(l.err)")
     }
@@ -305,7 +305,7 @@ extension NamespaceExchangeTests {
     /// `exchange` (exit 1); a sender with an address the listener cannot route back to made the
     /// first failed answer end the responder, and every later `send` exited 75 (tester F25, F26).
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func twoAddressesOnOneInterfaceAndAnUnroutableSenderLeaveTheListenerHearing() async throws {
+    func twoAddressesOnOneInterfaceAndAnUnroutableSenderLeaveTheListenerHearing() throws {
         let teardown = try NamespaceExchangeTests.hosts("mta", 2)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
@@ -314,17 +314,17 @@ extension NamespaceExchangeTests {
         #expect(try Self.sh(["ip", "-n", "mta1", "addr", "add", "10.147.0.51/24", "dev", "mtah1"]) == 0)
         #expect(try Self.sh(["ip", "-n", "mta2", "addr", "add", "192.168.77.1/24", "dev", "mtah2"]) == 0)
         let listening = try Self.runMeishi("mta1", ken.home, ["listen", "--for", "180"])
-        let started = try await Self.startedListening(listening)
+        let started = Self.startedListening(listening)
         try #require(started.contains("listening for messages"), "listen did not start: \(started)")
         #expect(!started.contains("not answering probes"), "\(started)")
         // Mei probes from both addresses: the answer to 192.168.77.1 has no route back.
-        let first = try await offPool { Self.finishMeishi(try Self.runMeishi("mta2", mei.home, ["send", "Ken", "from two addresses", "--timeout", "60"])) }
+        let first = try Self.finishMeishi(Self.runMeishi("mta2", mei.home, ["send", "Ken", "from two addresses", "--timeout", "60"]))
         #expect(first.status == 0, "\(first.err)")
         #expect(try Self.sh(["ip", "-n", "mta2", "addr", "del", "192.168.77.1/24", "dev", "mtah2"]) == 0)
-        let second = try await offPool { Self.finishMeishi(try Self.runMeishi("mta2", mei.home, ["send", "Ken", "and after", "--timeout", "60"])) }
+        let second = try Self.finishMeishi(Self.runMeishi("mta2", mei.home, ["send", "Ken", "and after", "--timeout", "60"]))
         #expect(second.status == 0, "the responder ended after an answer it could not send: \(second.err)")
         kill(listening.processIdentifier, SIGINT)
-        let l = try await offPool { Self.finishMeishi(listening) }
+        let l = Self.finishMeishi(listening)
         #expect(l.status == 0 && !l.err.contains("Fatal error"), "\(l.err.suffix(1500))")
 
         // The exchange joins its group on that interface too.

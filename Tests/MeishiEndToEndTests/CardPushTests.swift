@@ -108,7 +108,7 @@ extension CardPushTests {
 /// namespace suite, so that the two never build namespaces at the same time.
 extension NamespaceExchangeTests {
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func aPushReachesTheListenerAndTheAbsentGetItAtTheNextExchange() async throws {
+    func aPushReachesTheListenerAndTheAbsentGetItAtTheNextExchange() throws {
         let mei = try CLI.withCard()
         let ken = try CLI.withCard(name: "Ken Sato", email: "ken@example.org")
         let ann = try CLI.withCard(name: "Ann Lee", email: "ann@example.org")
@@ -132,16 +132,16 @@ extension NamespaceExchangeTests {
         let kenHome = Home(path: ken.home), meiHome = Home(path: mei.home)
         let listening = try NamespaceExchangeTests.runMeishi("mcp2", kenHome, ["listen", "--for", "180"])
         // Generous times: the whole suite runs in parallel on a loaded machine.
-        try #require(try await NamespaceExchangeTests.startedListening(listening).contains("listening for messages"))
+        try #require(NamespaceExchangeTests.startedListening(listening).contains("listening for messages"))
         let pushing = try NamespaceExchangeTests.runMeishi("mcp1", meiHome, ["card", "push", "--json", "--timeout", "20"])
-        let pushed = try await offPool { NamespaceExchangeTests.finishMeishi(pushing) }
+        let pushed = NamespaceExchangeTests.finishMeishi(pushing)
         kill(listening.processIdentifier, SIGINT)
         #expect(pushed.status == 0, "\(pushed.err)")
         let results = try #require((try JSONSerialization.jsonObject(with: Data(pushed.out.utf8)) as? [String: Any])?["results"] as? [[String: Any]])
         #expect(results.map { $0["name"] as? String } == ["Ann Lee", "Ken Sato"])
         #expect(results.map { $0["result"] as? String } == ["not reachable", "delivered"], "\(pushed.out)")
         #expect(results.map { $0["level"] as? String } == ["professional", "professional"])
-        let k = try await offPool { NamespaceExchangeTests.finishMeishi(listening) }
+        let k = NamespaceExchangeTests.finishMeishi(listening)
         #expect(k.status == 0, "\(k.err)")
         #expect(k.err.contains("Mei Tanaka (#1) updated their card: +title, +phone"), "\(k.err)")
         #expect(k.err.contains("1 newer card"), "\(k.err)")
@@ -161,7 +161,7 @@ extension NamespaceExchangeTests {
         _ = try meet(ann)
         #expect(try ann("contacts", "show", "Mei").stdout.contains("Lead"))
         let alone = try NamespaceExchangeTests.runMeishi("mcp1", meiHome, ["card", "push", "Ken", "--timeout", "2"])
-        let r = try await offPool { NamespaceExchangeTests.finishMeishi(alone) }
+        let r = NamespaceExchangeTests.finishMeishi(alone)
         #expect(r.status == 75 && r.out.contains("not reachable: Ken Sato (#1)"), "\(r.out) \(r.err)")
     }
 }

@@ -39,11 +39,12 @@ struct MessagePerson {
 /// Runs blocking work (a raw socket read, waiting for a process) on a thread of its own: blocking
 /// the two threads of Swift's cooperative pool on a 2-core machine would stall the in-process
 /// listener that the work is waiting for. Not on Dispatch's global queue either: on Linux it
-/// runs few threads per CPU, so the blocking waits of suites running alongside (AgentTests, for
-/// minutes) can queue this one behind them; the likely cause of CI's failed
-/// `aProbeFloodUnderACapturedTagLeavesTheListenerHearing`, which read that its listener had
-/// started only once its 120 s were over (the flood drew no answer,
-/// the honest send found nobody; 325 s in CI, 2.4 s alone).
+/// runs few threads per CPU and adds about one a second while they are blocked.
+/// - Warning: the caller resumes only when a thread of the cooperative pool is free, and the
+///   synchronous tests of other suites can hold both for minutes. A test that races a deadline
+///   in another process (a listener's `--for`) must be synchronous instead: CI's failed
+///   `aProbeFloodUnderACapturedTagLeavesTheListenerHearing` (258 s and 325 s, 2.4 s alone) had
+///   awaited here, resumed after its listener's 120 s, and flooded and sent to nobody.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { c in
         Thread { c.resume(with: Result { try body() }) }.start()
@@ -477,7 +478,7 @@ extension NamespaceExchangeTests {
     }
 
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func theRightListenerAnswersAndAStrangerIsRefused() async throws {
+    func theRightListenerAnswersAndAStrangerIsRefused() throws {
         let teardown = try NamespaceExchangeTests.hosts("mml", 3)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken"), ann = try MessagePerson("Ann"), eve = try MessagePerson("Eve")
@@ -485,16 +486,16 @@ extension NamespaceExchangeTests {
         let kenListens = try Self.runMeishi("mml1", ken.home, ["listen", "--for", "180", "--json"])
         let annListens = try Self.runMeishi("mml2", ann.home, ["listen", "--for", "180", "--json"])
         // Both answer probes once they say they listen; a loaded machine starts them late.
-        for l in [kenListens, annListens] { try #require(try await Self.startedListening(l).contains("listening for messages")) }
+        for l in [kenListens, annListens] { try #require(Self.startedListening(l).contains("listening for messages")) }
         let sending = try Self.runMeishi("mml3", mei.home, ["send", "Ken", "see you at the booth", "--json", "--timeout", "60"])
-        let sent = try await offPool { Self.finishMeishi(sending) }
+        let sent = Self.finishMeishi(sending)
         #expect(sent.status == 0, "\(sent.err)")
         #expect(sent.out.contains("\"peer\": \"10.147.0.1:47825\""), "\(sent.out)")
         let eveSending = try Self.runMeishi("mml3", eve.home, ["send", "Ken", "hi, it's Eve", "--timeout", "2"])
-        let stranger = try await offPool { Self.finishMeishi(eveSending) }
+        let stranger = Self.finishMeishi(eveSending)
         #expect(stranger.status == 75 && stranger.err.contains("not delivered"), "\(stranger.err)")
         for l in [kenListens, annListens] { kill(l.processIdentifier, SIGINT) }
-        let k = try await offPool { Self.finishMeishi(kenListens) }, a = try await offPool { Self.finishMeishi(annListens) }
+        let k = Self.finishMeishi(kenListens), a = Self.finishMeishi(annListens)
         #expect(k.status == 0 && k.out.contains("\"stored\": 1"), "\(k.out)\(k.err)")
         #expect(a.status == 0 && a.out.contains("\"stored\": 0"), "\(a.out)\(a.err)")
         let inbox = try MessageService(home: ken.home, clock: { Int64(Date().timeIntervalSince1970) }).inbox(identity: ken.identity, includeShown: false)
@@ -506,17 +507,17 @@ extension NamespaceExchangeTests {
     /// (no peer or service) with the way out the listener also names, `--peer`, written with the
     /// interface for a link-local address; and that way works.
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func withoutIPv4MulticastSendNamesPeerAndItWorks() async throws {
+    func withoutIPv4MulticastSendNamesPeerAndItWorks() throws {
         let teardown = try NamespaceExchangeTests.hosts("mm6", 2, setup: "up6")
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         for (a, b) in [(mei, ken), (ken, mei)] { try a.knows(b) }
         let listening = try Self.runMeishi("mm62", ken.home, ["listen", "--for", "180"])
-        let started = try await Self.startedListening(listening)
+        let started = Self.startedListening(listening)
         try #require(started.contains("listening for messages"), "\(started)")
         #expect(started.contains("senders need --peer HOST:47825"), "\(started)")
         let probing = try Self.runMeishi("mm61", mei.home, ["send", "Ken", "v6 note", "--timeout", "4"])
-        let probed = try await offPool { Self.finishMeishi(probing) }
+        let probed = Self.finishMeishi(probing)
         #expect(probed.status == 69, "\(probed.err)")
         #expect(probed.err.contains("meishi: error: cannot look for the listener: no IPv4 network interface supports multicast\n"), "\(probed.err)")
         #expect(probed.err.contains("meishi: hint: give the listener's address with --peer HOST:PORT")
@@ -528,25 +529,25 @@ extension NamespaceExchangeTests {
         show.standardOutput = Pipe()
         show.standardError = Pipe()
         try show.run()
-        let (_, addresses, _) = try await offPool { Self.finishMeishi(show) }
+        let (_, addresses, _) = Self.finishMeishi(show)
         let address = try #require(addresses.split(separator: " ").first { $0.hasPrefix("fe80:") }?.split(separator: "/").first, "\(addresses)")
         let sending = try Self.runMeishi("mm61", mei.home, ["send", "Ken", "v6 note", "--peer", "[\(address)%mm6h1]:47825", "--timeout", "60"])
-        let sent = try await offPool { Self.finishMeishi(sending) }
+        let sent = Self.finishMeishi(sending)
         #expect(sent.status == 0 && sent.out.hasPrefix("delivered to Ken"), "\(sent.out)\(sent.err)")
         kill(listening.processIdentifier, SIGINT)
-        let l = try await offPool { Self.finishMeishi(listening) }
+        let l = Self.finishMeishi(listening)
         #expect(l.err.contains("1 stored"), "\(l.err)")
     }
 
     /// A probe recorded from the air and sent again is not answered; a fresh one is.
     @Test(.enabled(if: NamespaceExchangeTests.canRun, "skipped: needs root and iproute2 to create network namespaces (CI runs as root)"))
-    func aReplayedProbeGetsNoAnswer() async throws {
+    func aReplayedProbeGetsNoAnswer() throws {
         let teardown = try NamespaceExchangeTests.hosts("mmp", 2)
         defer { teardown() }
         let mei = try MessagePerson("Mei"), ken = try MessagePerson("Ken")
         try ken.knows(mei)
         let listening = try Self.runMeishi("mmp1", ken.home, ["listen", "--for", "180"])
-        try #require(try await Self.startedListening(listening).contains("listening for messages"))
+        try #require(Self.startedListening(listening).contains("listening for messages"))
         let keys = try PairKeys(mine: mei.identity.boxKey, theirs: ken.identity.boxKey.publicKey, sending: true)
         let now = Int64(Date().timeIntervalSince1970)
         let probe = MessageProbe(tag: keys.tag(window: PairKeys.window(at: now))).encoded
@@ -573,10 +574,10 @@ extension NamespaceExchangeTests {
         p.standardOutput = Pipe()
         p.standardError = Pipe()
         try p.run()
-        let (_, answers, err) = try await offPool { Self.finishMeishi(p) }
+        let (_, answers, err) = Self.finishMeishi(p)
         #expect(answers == "1\n0\n0\n", "answers to the probe, its replay and a stranger's probe: \(answers) \(err)")
         kill(listening.processIdentifier, SIGINT)
-        let l = try await offPool { Self.finishMeishi(listening) }
+        let l = Self.finishMeishi(listening)
         #expect(l.err.contains("ignored a replayed probe"), "\(l.err)")
     }
 }
